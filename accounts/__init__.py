@@ -1,0 +1,1 @@
+"""Players, auditors and staff: the user model, sign-up, log-in and preferences."""

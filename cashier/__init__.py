@@ -1,0 +1,1 @@
+"""The cashier: a double-entry chip ledger in integer cents, deposits and withdrawals."""

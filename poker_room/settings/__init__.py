@@ -1,0 +1,1 @@
+"""Settings split by environment: `base` holds everything; `dev`, `test`, `production` adjust it."""

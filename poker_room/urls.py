@@ -1,0 +1,13 @@
+"""Top-level URL routes."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+from poker_room.views import healthz
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
+    path("accounts/", include("accounts.urls")),
+    path("", include("tables.urls")),
+]
