@@ -128,7 +128,9 @@ def main() -> int:
     except KeyboardInterrupt:
         # honcho got the same SIGINT and is stopping its processes; wait for it.
         honcho.send_signal(signal.SIGINT)
-        return honcho.wait()
+        honcho.wait()
+        say("stopped")
+        return 0
     finally:
         keep_alive.clear()
 
