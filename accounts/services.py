@@ -1,9 +1,40 @@
-"""Services that create and change users (HackSoft style: `<entity>_<action>`, keyword-only)."""
+"""Services that create and change users (HackSoft style: `<entity>_<action>`, keyword-only).
+
+Login throttling
+    `login_throttle_check` / `login_failure_record` / `login_success_clear` form a small
+    limiter kept in the cache (Redis), called by the log-in forms of the site and of the
+    admin. Failures are counted per (screen name, client address) and per client address
+    alone, each in a fixed window of `LOGIN_THROTTLE_WINDOW` seconds from the first
+    failure; past `LOGIN_THROTTLE_FAILURES` (or `LOGIN_THROTTLE_FAILURES_PER_ADDRESS`)
+    further attempts are refused, with the right password too, until the window ends.
+    Counting per pair means a stranger guessing at a player's password locks out only
+    themselves; the per-address count stops one address sweeping many screen names.
+    The address is REMOTE_ADDR: the proxy in front must set it to the client's.
+"""
+
+import hashlib
+import secrets
 
 from django.contrib.auth.models import Group
+from django.core.cache import cache
 from django.db import transaction
+from rest_framework.authtoken.models import Token
 
 from accounts.models import AUDITOR_GROUP, User
+
+LOGIN_THROTTLE_FAILURES = 5
+LOGIN_THROTTLE_FAILURES_PER_ADDRESS = 30
+LOGIN_THROTTLE_WINDOW = 15 * 60
+
+
+class LoginThrottled(Exception):
+    """Too many failed log-ins from this address, for this screen name or for any."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Too many failed log-in attempts. "
+            f"Try again in {LOGIN_THROTTLE_WINDOW // 60} minutes at most."
+        )
 
 
 @transaction.atomic
@@ -18,5 +49,71 @@ def user_ensure(
         username=username, password=password, is_staff=staff, is_superuser=staff
     )
     if auditor:
-        user.groups.add(Group.objects.get(name=AUDITOR_GROUP))
+        user.groups.add(_auditor_group())
     return user, True
+
+
+def user_sign_up(*, username: str, password: str, email: str = "") -> User:
+    """Create a player. The caller has validated the form; the DB refuses a taken name."""
+    return User.objects.create_user(username=username, password=password, email=email)
+
+
+def user_preferences_update(
+    *, user: User, auto_muck: bool, chop_blinds: bool, four_color_deck: bool
+) -> User:
+    user.auto_muck = auto_muck
+    user.chop_blinds = chop_blinds
+    user.four_color_deck = four_color_deck
+    user.save(update_fields=["auto_muck", "chop_blinds", "four_color_deck"])
+    return user
+
+
+@transaction.atomic
+def auditor_create(*, username: str, password: str | None = None) -> tuple[User, str, Token]:
+    """Create an auditor: no staff rights, member of `auditor`, with an API token.
+
+    Returns the user, the password (random when none is given) and the token.
+    """
+    password = password or secrets.token_urlsafe(18)
+    user = User.objects.create_user(username=username, password=password)
+    user.groups.add(_auditor_group())
+    token, _ = Token.objects.get_or_create(user=user)
+    return user, password, token
+
+
+def login_throttle_check(*, username: str, address: str) -> None:
+    """Raise LoginThrottled if this screen name and address may not try to log in now."""
+    for key, limit in _throttle_keys(username=username, address=address):
+        if (cache.get(key) or 0) >= limit:
+            raise LoginThrottled
+
+
+def login_failure_record(*, username: str, address: str) -> None:
+    for key, _limit in _throttle_keys(username=username, address=address):
+        # add() starts the window only if no count exists; incr() is atomic in Redis.
+        cache.add(key, 0, timeout=LOGIN_THROTTLE_WINDOW)
+        try:
+            cache.incr(key)
+        except ValueError:  # the window ended between add() and incr()
+            cache.set(key, 1, timeout=LOGIN_THROTTLE_WINDOW)
+
+
+def login_success_clear(*, username: str, address: str) -> None:
+    """A successful log-in forgives the pair's failures (not the address's)."""
+    pair_key, _limit = _throttle_keys(username=username, address=address)[0]
+    cache.delete(pair_key)
+
+
+def _throttle_keys(*, username: str, address: str) -> list[tuple[str, int]]:
+    # Hashed: screen names typed at the log-in form may be anything.
+    pair = hashlib.sha256(f"{username.lower()}\0{address}".encode()).hexdigest()
+    return [
+        (f"login-fail:pair:{pair}", LOGIN_THROTTLE_FAILURES),
+        (f"login-fail:addr:{address}", LOGIN_THROTTLE_FAILURES_PER_ADDRESS),
+    ]
+
+
+def _auditor_group() -> Group:
+    # get_or_create: the data migration made it, but a flushed test database has not.
+    group, _ = Group.objects.get_or_create(name=AUDITOR_GROUP)
+    return group

@@ -1,7 +1,13 @@
-"""Log-in, log-out and password views (Django's own auth views)."""
+"""Sign-up, profile, and Django's own auth views (log-in throttled, log-out, passwords)."""
 
 from django.urls import include, path
 
+from accounts import views
+
 urlpatterns = [
+    # Before django.contrib.auth.urls, so that this throttled log-in wins.
+    path("login/", views.RoomLoginView.as_view(), name="login"),
+    path("signup/", views.sign_up, name="signup"),
+    path("profile/", views.profile, name="profile"),
     path("", include("django.contrib.auth.urls")),
 ]

@@ -9,5 +9,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("accounts/", include("accounts.urls")),
+    path("cashier/", include("cashier.urls")),
+    path("api/", include("cashier.api.urls")),
     path("", include("tables.urls")),
 ]

@@ -124,6 +124,10 @@ class Table(models.Model):
     pause_between_hands_ms = models.PositiveIntegerField(default=3000)
     # Version of the table's event stream (STYLE §7): every broadcast event gets the next one.
     event_seq = models.BigIntegerField(default=0)
+    # Seat of the last hand's button: the next hand's moves clockwise from it.
+    button_seat = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Set when a hand ends: the next one may start from then on (the pause between hands).
+    next_hand_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -136,3 +140,147 @@ class Table(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class SeatStatus(models.TextChoices):
+    # Seated, waiting for the big blind to reach them (or to post one; RULES §4).
+    WAITING = "waiting", "Waiting for the big blind"
+    # Dealt into the next hand.
+    ACTIVE = "active", "Playing"
+    SITTING_OUT = "sitting_out", "Sitting out"
+
+
+class Seat(models.Model):
+    """A player sitting at a table. The row exists while they sit; leaving deletes it.
+
+    `stack` is the player's chips at the table as of the last hand's settlement; while a
+    hand is in progress the hand's engine state holds the live figure. The table's
+    ledger account always equals the sum of its seats' `stack`.
+    """
+
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="seat_set")
+    number = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(10)]
+    )
+    player = models.ForeignKey(
+        "accounts.User", on_delete=models.PROTECT, related_name="seats"
+    )
+    stack = models.BigIntegerField(validators=[MinValueValidator(0)])
+    status = models.CharField(
+        max_length=11, choices=SeatStatus.choices, default=SeatStatus.WAITING
+    )
+    post_big_blind = models.BooleanField(
+        default=False, help_text="Post a live big blind to be dealt in at once."
+    )
+    wants_straddle = models.BooleanField(default=False)
+    wants_overblind = models.BooleanField(default=False)
+    leave_after_hand = models.BooleanField(default=False)
+    sit_out_after_hand = models.BooleanField(default=False)
+    consecutive_timeouts = models.PositiveSmallIntegerField(default=0)
+    sat_down_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["table", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "number"], name="seat_unique_number"),
+            models.UniqueConstraint(fields=["table", "player"], name="seat_one_per_player"),
+            models.CheckConstraint(condition=Q(stack__gte=0), name="seat_stack_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.table} seat {self.number}"
+
+
+class HandStatus(models.TextChoices):
+    IN_PROGRESS = "in_progress", "In progress"
+    FINISHED = "finished", "Finished"
+
+
+class Hand(models.Model):
+    """One hand: the engine state as JSON, its rules, and the deck commitment.
+
+    The deck and salt sit in `state` during play and are only ever shown to auditors
+    after the hand (RULES §9).
+    """
+
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="hands")
+    number = models.PositiveIntegerField(help_text="Counts the table's hands from 1.")
+    status = models.CharField(
+        max_length=11, choices=HandStatus.choices, default=HandStatus.IN_PROGRESS
+    )
+    config = models.JSONField(help_text="The engine's table configuration this hand used.")
+    state = models.JSONField(help_text="The engine's hand state.")
+    button = models.PositiveSmallIntegerField()
+    deck_commitment = models.CharField(max_length=64)
+    # Secret until the hand ends; then shown to auditors with the deck (RULES §9).
+    salt = models.CharField(max_length=64)
+    # The turn now waiting: bumped on every action so a stale timeout task does nothing.
+    turn_version = models.PositiveIntegerField(default=0)
+    turn_deadline = models.DateTimeField(null=True, blank=True)
+    # The reconnect bonus is granted once per decision (RULES finer point 10).
+    turn_bonus_used = models.BooleanField(default=False)
+    events_logged = models.PositiveIntegerField(default=0)
+    rake = models.BigIntegerField(default=0)
+    started_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "number"], name="hand_unique_number"),
+            models.UniqueConstraint(
+                fields=["table"],
+                condition=Q(status="in_progress"),
+                name="hand_one_in_progress_per_table",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "turn_deadline"])]
+
+    def __str__(self) -> str:
+        return f"{self.table} hand #{self.number}"
+
+
+class HandEvent(models.Model):
+    """The append-only log of a hand: one row per engine or table event, in order."""
+
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="events")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=32)
+    data = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["hand", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["hand", "seq"], name="hand_event_unique_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hand} event {self.seq} {self.type}"
+
+
+class ProtectionUse(models.Model):
+    """One all-in protection a player received, for `allin_protection_per_day`."""
+
+    player = models.ForeignKey(
+        "accounts.User", on_delete=models.PROTECT, related_name="protections"
+    )
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="protections")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.player} protected in {self.hand}"
+
+
+class Departure(models.Model):
+    """A player leaving a stake level with a stack, for the no-ratholing rule (RULES §4)."""
+
+    player = models.ForeignKey(
+        "accounts.User", on_delete=models.PROTECT, related_name="departures"
+    )
+    stake_level = models.ForeignKey(StakeLevel, on_delete=models.PROTECT)
+    stack = models.BigIntegerField(validators=[MinValueValidator(0)])
+    left_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.player} left {self.stake_level} with {self.stack}"

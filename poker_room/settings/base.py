@@ -97,7 +97,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    "cashier-ledger-audit": {"task": "cashier.tasks.ledger_audit_task", "schedule": 3600.0},
+}
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [
@@ -109,6 +111,13 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
+# Password-reset mail goes to the console unless a real backend is configured.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+
+# The cashier (cashier/gateways.py, cashier/services.py). The sandbox gateway credits
+# every deposit at once: production must name a real gateway class here.
+CASHIER_PAYMENT_GATEWAY = env_str("CASHIER_PAYMENT_GATEWAY", "cashier.gateways.SandboxGateway")
+CASHIER_DEPOSIT_DAILY_LIMIT = 1_000_000  # cents per player, over a rolling 24 hours
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
