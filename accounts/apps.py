@@ -1,3 +1,5 @@
+"""The accounts app's configuration."""
+
 from django.apps import AppConfig
 
 

@@ -1,3 +1,5 @@
+"""The cashier app's configuration."""
+
 from django.apps import AppConfig
 
 

@@ -8,7 +8,7 @@ channel messages or tasks.
 from poker_room.env import env_str
 
 from .base import *  # noqa: F403
-from .base import CACHES, CHANNEL_LAYERS, REST_FRAMEWORK
+from .base import CACHES, CHANNEL_LAYERS, DATABASES, REST_FRAMEWORK
 
 DEBUG = False
 SECRET_KEY = env_str("SECRET_KEY", "test-only-insecure-key")
@@ -25,3 +25,5 @@ STORAGES = {
 # Static files are served from the app folders (no collectstatic in the suite).
 STATIC_ROOT = None
 WHITENOISE_USE_FINDERS = True
+# Several suites on one server (two checkouts, parallel sessions) need their own names.
+DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "test_poker_room")}

@@ -1,0 +1,1 @@
+"""The cashier's REST API: wallet, ledger, deposits and withdrawals (amounts in cents)."""

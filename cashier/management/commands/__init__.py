@@ -1,0 +1,1 @@
+"""audit_ledger."""

@@ -1,0 +1,476 @@
+"""Every chip movement of the room, one function each (HackSoft `<entity>_<action>`).
+
+Public API (keyword-only; amounts are integer cents; all raise `cashier.exceptions`):
+
+- `deposit_create`, `withdrawal_request`, `withdrawal_approve`, `withdrawal_reject`,
+  `withdrawal_cancel`: the cashier.
+- `table_buy_in`, `table_top_up`, `table_cash_out`, `hand_rake_collect`: for the tables
+  layer, which checks the table rules (buy-in range, ratholing) before calling them.
+- `ledger_post`: the one writer of the ledger, which all of the above go through.
+- `wallet_ensure`, `table_account_ensure`, `system_account_ensure`, `ledger_accounts_lock`.
+
+Transactions
+    Each function runs in one `transaction.atomic()` block: nothing is half-done, ever.
+    The block is not `durable`, so the tables layer calls these inside its own transaction
+    (the one holding the table row lock); a refusal then rolls back only to our savepoint
+    and the caller decides what to do.
+
+Locking policy
+    A movement locks every ledger account it touches with `SELECT ... FOR UPDATE`, all in
+    one statement, in ascending account id; it then reads the cached balances, checks
+    funds, and writes. Locks are held to the end of the outermost transaction. Withdrawal
+    services first lock the `Withdrawal` row, then the accounts. Room-wide, the order is:
+    table row -> seats (by seat number) -> withdrawal row -> ledger accounts (by id).
+    These services never lock a table or seat row.
+
+    A caller that posts several movements in one transaction (say, rake and then a
+    cash-out at the end of a hand) should first call `ledger_accounts_lock` with every
+    account it will touch, so that its locks too are taken in id order; otherwise
+    PostgreSQL's deadlock detector may abort one of two transactions that meet.
+
+    The house, hold and clearing accounts are single rows every rake, withdrawal or
+    deposit locks: those movements are serialized room-wide, for the few milliseconds
+    of the posting. That is the price of a cached balance checked under a lock.
+
+Idempotency
+    Every movement takes an idempotency key, unique across the ledger; callers namespace
+    theirs (the API uses ``api:<user id>:<header>``, the tables layer e.g.
+    ``seat:<id>:buy-in:<n>``). The key is checked after the account locks are held, so
+    two concurrent retries are serialized and the second sees the first. Same key and
+    same parameters: the original result is returned and nothing moves. Same key and
+    other parameters: `IdempotencyKeyReused`. Withdrawal decisions need no key: a
+    withdrawal is decided once (its id is the key), and repeating a decision is a no-op.
+"""
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from accounts.models import User
+from cashier.exceptions import (
+    DepositDeclined,
+    DepositLimitExceeded,
+    IdempotencyKeyReused,
+    InsufficientFunds,
+    InvalidAmount,
+    UnbalancedTransaction,
+    WithdrawalNotFound,
+    WithdrawalNotPending,
+)
+from cashier.gateways import payment_gateway_get
+from cashier.models import (
+    AccountKind,
+    LedgerAccount,
+    LedgerEntry,
+    LedgerTransaction,
+    TransactionKind,
+    Withdrawal,
+    WithdrawalStatus,
+)
+from tables.models import Table
+
+# Larger than any sane movement, far below 2**63: sums of legs can never overflow.
+MAX_AMOUNT = 10**12
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One side of a movement: `amount` cents added to (or, negative, taken from) `account`."""
+
+    account: LedgerAccount
+    amount: int
+
+
+@dataclass(frozen=True)
+class Posting:
+    """What `ledger_post` did: the transaction, and whether it is new or a replay."""
+
+    transaction: LedgerTransaction
+    created: bool
+
+
+def amount_check(*, amount: object) -> int:
+    """Return `amount` if it is a whole number of cents from 1 to `MAX_AMOUNT`."""
+    if isinstance(amount, bool) or not isinstance(amount, int):
+        raise InvalidAmount("The amount must be a whole number of cents.")
+    if amount <= 0:
+        raise InvalidAmount("The amount must be at least 1 cent.")
+    if amount > MAX_AMOUNT:
+        raise InvalidAmount(f"The amount must be at most {MAX_AMOUNT} cents.")
+    return amount
+
+
+def wallet_ensure(*, user: User) -> LedgerAccount:
+    account, _ = LedgerAccount.objects.get_or_create(kind=AccountKind.WALLET, user=user)
+    return account
+
+
+def table_account_ensure(*, table: Table) -> LedgerAccount:
+    account, _ = LedgerAccount.objects.get_or_create(kind=AccountKind.TABLE, table=table)
+    return account
+
+
+def system_account_ensure(*, kind: AccountKind) -> LedgerAccount:
+    """The house, hold or clearing account, created on first use."""
+    account, _ = LedgerAccount.objects.get_or_create(kind=kind)
+    return account
+
+
+def ledger_accounts_lock(*, accounts: Iterable[LedgerAccount]) -> dict[int, LedgerAccount]:
+    """Lock the accounts in ascending id, in one statement; return them fresh, by id.
+
+    Must run inside a transaction; the locks last until its outermost block ends.
+    """
+    ids = sorted({account.pk for account in accounts})
+    rows = LedgerAccount.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+    return {account.pk: account for account in rows}
+
+
+def ledger_post(
+    *,
+    kind: TransactionKind,
+    legs: Sequence[Leg],
+    idempotency_key: str,
+    memo: str = "",
+    user: User | None = None,
+    table: Table | None = None,
+    hand_id: int | None = None,
+) -> Posting:
+    """Post a balanced movement once per idempotency key (see the module docstring)."""
+    _legs_check(legs=legs)
+    fingerprint = _fingerprint(kind=kind, legs=legs, user=user, table=table, hand_id=hand_id)
+    with transaction.atomic():
+        locked = ledger_accounts_lock(accounts=[leg.account for leg in legs])
+        original = _transaction_replay(idempotency_key=idempotency_key, fingerprint=fingerprint)
+        if original is not None:
+            return Posting(transaction=original, created=False)
+        posted = _transaction_write(
+            kind=kind,
+            legs=legs,
+            locked=locked,
+            idempotency_key=idempotency_key,
+            fingerprint=fingerprint,
+            memo=memo,
+            user=user,
+            table=table,
+            hand_id=hand_id,
+        )
+        return Posting(transaction=posted, created=True)
+
+
+def deposit_create(*, user: User, amount: int, idempotency_key: str) -> LedgerTransaction:
+    """Charge the payment gateway and credit the player's wallet (clearing -> wallet).
+
+    The daily limit (`CASHIER_DEPOSIT_DAILY_LIMIT` cents) counts deposits over the last
+    24 hours, rolling; it is checked with the wallet locked, so concurrent deposits cannot
+    pass it together.
+    """
+    amount = amount_check(amount=amount)
+    with transaction.atomic():
+        wallet = wallet_ensure(user=user)
+        clearing = system_account_ensure(kind=AccountKind.CLEARING)
+        legs = [Leg(account=clearing, amount=-amount), Leg(account=wallet, amount=amount)]
+        kind = TransactionKind.DEPOSIT
+        fingerprint = _fingerprint(kind=kind, legs=legs, user=user, table=None, hand_id=None)
+        locked = ledger_accounts_lock(accounts=[clearing, wallet])
+        original = _transaction_replay(idempotency_key=idempotency_key, fingerprint=fingerprint)
+        if original is not None:
+            return original
+        _deposit_limit_check(wallet=wallet, amount=amount)
+        gateway = payment_gateway_get()
+        charge = gateway.charge(user=user, amount=amount, idempotency_key=idempotency_key)
+        if not charge.approved:
+            raise DepositDeclined(charge.reason or "The payment was declined.")
+        return _transaction_write(
+            kind=kind,
+            legs=legs,
+            locked=locked,
+            idempotency_key=idempotency_key,
+            fingerprint=fingerprint,
+            memo=f"deposit via {gateway.name}",
+            user=user,
+            external_reference=charge.reference,
+        )
+
+
+def withdrawal_request(*, user: User, amount: int, idempotency_key: str) -> Withdrawal:
+    """Hold `amount` from the wallet until staff approve or reject, or the player cancels."""
+    amount = amount_check(amount=amount)
+    with transaction.atomic():
+        wallet = wallet_ensure(user=user)
+        hold = system_account_ensure(kind=AccountKind.HOLD)
+        posting = ledger_post(
+            kind=TransactionKind.WITHDRAWAL_REQUEST,
+            legs=[Leg(account=wallet, amount=-amount), Leg(account=hold, amount=amount)],
+            idempotency_key=idempotency_key,
+            memo="withdrawal requested",
+            user=user,
+        )
+        if not posting.created:
+            return posting.transaction.withdrawal_requested
+        return Withdrawal.objects.create(
+            user=user, amount=amount, request_transaction=posting.transaction
+        )
+
+
+def withdrawal_approve(*, withdrawal: Withdrawal, decided_by: User) -> Withdrawal:
+    """Pay the held amount out (hold -> clearing). Approving twice is a no-op."""
+    return _withdrawal_settle(
+        withdrawal=withdrawal, status=WithdrawalStatus.PAID, decided_by=decided_by
+    )
+
+
+def withdrawal_reject(*, withdrawal: Withdrawal, decided_by: User) -> Withdrawal:
+    """Release the held amount to the wallet (hold -> wallet). Rejecting twice is a no-op."""
+    return _withdrawal_settle(
+        withdrawal=withdrawal, status=WithdrawalStatus.REJECTED, decided_by=decided_by
+    )
+
+
+def withdrawal_cancel(*, withdrawal: Withdrawal, user: User) -> Withdrawal:
+    """The player takes back their pending withdrawal (hold -> wallet)."""
+    if withdrawal.user_id != user.pk:
+        raise WithdrawalNotFound("You have no such withdrawal.")
+    return _withdrawal_settle(
+        withdrawal=withdrawal, status=WithdrawalStatus.CANCELLED, decided_by=user
+    )
+
+
+def table_buy_in(
+    *, user: User, table: Table, amount: int, idempotency_key: str
+) -> LedgerTransaction:
+    """Move a buy-in from the wallet to the table (limits are the tables layer's to check)."""
+    return _wallet_to_table(
+        kind=TransactionKind.BUY_IN,
+        user=user,
+        table=table,
+        amount=amount,
+        idempotency_key=idempotency_key,
+    )
+
+
+def table_top_up(
+    *, user: User, table: Table, amount: int, idempotency_key: str
+) -> LedgerTransaction:
+    """Move a top-up from the wallet to the table, exactly like a buy-in."""
+    return _wallet_to_table(
+        kind=TransactionKind.TOP_UP,
+        user=user,
+        table=table,
+        amount=amount,
+        idempotency_key=idempotency_key,
+    )
+
+
+def table_cash_out(
+    *, user: User, table: Table, amount: int, idempotency_key: str
+) -> LedgerTransaction:
+    """Return chips from the table to the player's wallet."""
+    amount = amount_check(amount=amount)
+    with transaction.atomic():
+        wallet = wallet_ensure(user=user)
+        table_account = table_account_ensure(table=table)
+        return ledger_post(
+            kind=TransactionKind.CASH_OUT,
+            legs=[Leg(account=table_account, amount=-amount), Leg(account=wallet, amount=amount)],
+            idempotency_key=idempotency_key,
+            memo=f"cash-out from {table}",
+            user=user,
+            table=table,
+        ).transaction
+
+
+def hand_rake_collect(*, table: Table, amount: int, hand_id: int) -> LedgerTransaction | None:
+    """Move a hand's rake from the table to the house, once per hand.
+
+    A hand that pays no rake (`amount` 0) posts nothing and returns None.
+    """
+    if type(amount) is int and amount == 0:
+        return None
+    amount = amount_check(amount=amount)
+    with transaction.atomic():
+        table_account = table_account_ensure(table=table)
+        house = system_account_ensure(kind=AccountKind.HOUSE)
+        return ledger_post(
+            kind=TransactionKind.RAKE,
+            legs=[Leg(account=table_account, amount=-amount), Leg(account=house, amount=amount)],
+            idempotency_key=f"hand:{hand_id}:rake",
+            memo=f"rake of hand {hand_id}",
+            table=table,
+            hand_id=hand_id,
+        ).transaction
+
+
+def _wallet_to_table(
+    *, kind: TransactionKind, user: User, table: Table, amount: int, idempotency_key: str
+) -> LedgerTransaction:
+    amount = amount_check(amount=amount)
+    with transaction.atomic():
+        wallet = wallet_ensure(user=user)
+        table_account = table_account_ensure(table=table)
+        return ledger_post(
+            kind=kind,
+            legs=[Leg(account=wallet, amount=-amount), Leg(account=table_account, amount=amount)],
+            idempotency_key=idempotency_key,
+            memo=f"{TransactionKind(kind).label.lower()} at {table}",
+            user=user,
+            table=table,
+        ).transaction
+
+
+def _withdrawal_settle(
+    *, withdrawal: Withdrawal, status: WithdrawalStatus, decided_by: User
+) -> Withdrawal:
+    with transaction.atomic():
+        locked = Withdrawal.objects.select_for_update().get(pk=withdrawal.pk)
+        if locked.status == status:
+            return locked
+        if locked.status != WithdrawalStatus.PENDING:
+            raise WithdrawalNotPending(
+                f"Withdrawal #{locked.pk} is already {locked.get_status_display().lower()}."
+            )
+        hold = system_account_ensure(kind=AccountKind.HOLD)
+        if status == WithdrawalStatus.PAID:
+            kind, target = (
+                TransactionKind.WITHDRAWAL_PAID,
+                system_account_ensure(kind=AccountKind.CLEARING),
+            )
+        else:
+            kind, target = TransactionKind.WITHDRAWAL_RELEASE, wallet_ensure(user=locked.user)
+        posting = ledger_post(
+            kind=kind,
+            legs=[
+                Leg(account=hold, amount=-locked.amount),
+                Leg(account=target, amount=locked.amount),
+            ],
+            idempotency_key=f"withdrawal:{locked.pk}:settle",
+            memo=f"withdrawal #{locked.pk} {WithdrawalStatus(status).label.lower()}",
+            user=locked.user,
+        )
+        locked.status = status
+        locked.decided_at = timezone.now()
+        locked.decided_by = decided_by
+        locked.settle_transaction = posting.transaction
+        locked.save(update_fields=["status", "decided_at", "decided_by", "settle_transaction"])
+        return locked
+
+
+def _deposit_limit_check(*, wallet: LedgerAccount, amount: int) -> None:
+    limit = settings.CASHIER_DEPOSIT_DAILY_LIMIT
+    since = timezone.now() - timedelta(hours=24)
+    deposited = (
+        LedgerEntry.objects.filter(
+            account=wallet,
+            transaction__kind=TransactionKind.DEPOSIT,
+            transaction__created_at__gte=since,
+        ).aggregate(total=Sum("amount"))["total"]
+        or 0
+    )
+    if deposited + amount > limit:
+        raise DepositLimitExceeded(
+            f"Deposits are limited to {limit} cents per 24 hours; "
+            f"you can deposit {max(limit - deposited, 0)} cents more now."
+        )
+
+
+def _legs_check(*, legs: Sequence[Leg]) -> None:
+    if len(legs) < 2:
+        raise UnbalancedTransaction("A movement needs at least two legs.")
+    if len({leg.account.pk for leg in legs}) != len(legs):
+        raise UnbalancedTransaction("Each account may appear in one leg only.")
+    for leg in legs:
+        if isinstance(leg.amount, bool) or not isinstance(leg.amount, int) or leg.amount == 0:
+            raise UnbalancedTransaction(
+                f"Leg amounts must be non-zero integers, not {leg.amount!r}."
+            )
+    if sum(leg.amount for leg in legs) != 0:
+        raise UnbalancedTransaction("The legs of a movement must sum to zero.")
+
+
+def _fingerprint(
+    *,
+    kind: TransactionKind,
+    legs: Sequence[Leg],
+    user: User | None,
+    table: Table | None,
+    hand_id: int | None,
+) -> str:
+    """A digest of everything that defines a movement, to recognise a true retry."""
+    payload = {
+        "kind": str(kind),
+        "legs": sorted([leg.account.pk, leg.amount] for leg in legs),
+        "user": user.pk if user else None,
+        "table": table.pk if table else None,
+        "hand": hand_id,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _transaction_replay(*, idempotency_key: str, fingerprint: str) -> LedgerTransaction | None:
+    original = LedgerTransaction.objects.filter(idempotency_key=idempotency_key).first()
+    if original is not None and original.fingerprint != fingerprint:
+        raise IdempotencyKeyReused(
+            "This idempotency key was already used for a different request; "
+            "use a new key for a new request."
+        )
+    return original
+
+
+def _transaction_write(
+    *,
+    kind: TransactionKind,
+    legs: Sequence[Leg],
+    locked: dict[int, LedgerAccount],
+    idempotency_key: str,
+    fingerprint: str,
+    memo: str,
+    user: User | None = None,
+    table: Table | None = None,
+    hand_id: int | None = None,
+    external_reference: str = "",
+) -> LedgerTransaction:
+    """Write a checked movement. The accounts in `locked` must be locked by the caller."""
+    for leg in legs:
+        account = locked[leg.account.pk]
+        if account.kind != AccountKind.CLEARING and account.balance + leg.amount < 0:
+            raise InsufficientFunds(
+                f"Not enough chips: the {account} holds {account.balance} cents "
+                f"and {-leg.amount} are needed."
+            )
+    try:
+        # A savepoint: a twin request with the same key and other accounts (so no shared
+        # lock) may have committed since our check; the unique key then stops us here.
+        with transaction.atomic():
+            posted = LedgerTransaction.objects.create(
+                kind=kind,
+                memo=memo,
+                idempotency_key=idempotency_key,
+                fingerprint=fingerprint,
+                user=user,
+                table=table,
+                hand_id=hand_id,
+                external_reference=external_reference,
+            )
+    except IntegrityError:
+        _transaction_replay(idempotency_key=idempotency_key, fingerprint=fingerprint)
+        raise
+    LedgerEntry.objects.bulk_create(
+        LedgerEntry(transaction=posted, account_id=leg.account.pk, amount=leg.amount)
+        for leg in legs
+    )
+    for leg in legs:
+        _balance_apply(account=locked[leg.account.pk], amount=leg.amount)
+    return posted
+
+
+def _balance_apply(*, account: LedgerAccount, amount: int) -> None:
+    """Update the cached balance of a locked account."""
+    account.balance += amount
+    account.save(update_fields=["balance"])

@@ -1,0 +1,1 @@
+"""Tests of sign-up, log-in, profile and roles."""

@@ -1,0 +1,1 @@
+"""Tests of the ledger, the cashier services, pages and API."""

@@ -1,0 +1,103 @@
+"""Many threads, one wallet: no overdraft, no lost update, one movement per key.
+
+Each thread has its own database connection (Django opens one per thread) and closes it
+at the end; the test commits for real so the threads see each other's work.
+"""
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+from django.db import connection
+
+from cashier.audit import ledger_audit
+from cashier.exceptions import CashierError, InsufficientFunds
+from cashier.models import LedgerTransaction
+from cashier.selectors import wallet_balance
+from cashier.services import deposit_create, table_buy_in, withdrawal_request
+from tests.factories import TableFactory, UserFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+THREADS = 8
+
+
+def run_together(jobs: list[Callable[[], object]]) -> list[object]:
+    """Run the jobs in threads released at once; return each result or exception."""
+    barrier = threading.Barrier(len(jobs))
+    results: list[object] = [None] * len(jobs)
+
+    def work(index: int, job: Callable[[], object]) -> None:
+        try:
+            barrier.wait()
+            results[index] = job()
+        except Exception as exc:
+            results[index] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(i, job)) for i, job in enumerate(jobs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    return results
+
+
+def test_concurrent_withdrawals_and_buy_ins_never_overdraw_the_wallet():
+    player = UserFactory()
+    table = TableFactory()
+    deposit_create(user=player, amount=1_000, idempotency_key="seed")
+
+    def job(i: int) -> Callable[[], object]:
+        if i % 2:
+            return lambda: withdrawal_request(user=player, amount=300, idempotency_key=f"w{i}")
+        return lambda: table_buy_in(user=player, table=table, amount=300, idempotency_key=f"b{i}")
+
+    results = run_together([job(i) for i in range(THREADS)])
+
+    outcomes = Counter(type(result).__name__ for result in results)
+    assert outcomes["InsufficientFunds"] == THREADS - 3, results
+    assert not [
+        r for r in results if isinstance(r, Exception) and not isinstance(r, InsufficientFunds)
+    ]
+    assert wallet_balance(user=player) == 100
+    assert ledger_audit().ok
+
+
+def test_concurrent_deposits_and_buy_ins_lose_no_update():
+    player = UserFactory()
+    table = TableFactory()
+    deposit_create(user=player, amount=10_000, idempotency_key="seed")
+
+    jobs: list[Callable[[], object]] = []
+    for i in range(THREADS):
+        jobs.append(lambda i=i: deposit_create(user=player, amount=100, idempotency_key=f"d{i}"))
+        jobs.append(
+            lambda i=i: table_buy_in(user=player, table=table, amount=250, idempotency_key=f"b{i}")
+        )
+    results = run_together(jobs)
+
+    assert not [r for r in results if isinstance(r, Exception)], results
+    assert wallet_balance(user=player) == 10_000 + THREADS * 100 - THREADS * 250
+    assert ledger_audit().ok
+
+
+def test_one_key_sent_by_many_threads_moves_money_once():
+    player = UserFactory()
+    deposit_create(user=player, amount=5_000, idempotency_key="seed")
+
+    results = run_together(
+        [
+            lambda: withdrawal_request(user=player, amount=1_000, idempotency_key="retry")
+            for _ in range(THREADS)
+        ]
+    )
+
+    assert not [r for r in results if isinstance(r, CashierError)], results
+    assert len({result.pk for result in results}) == 1
+    assert LedgerTransaction.objects.filter(idempotency_key="retry").count() == 1
+    assert wallet_balance(user=player) == 4_000
+    assert ledger_audit().ok

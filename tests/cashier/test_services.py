@@ -1,0 +1,283 @@
+"""The cashier services: every movement, its refusals, idempotency, and atomicity."""
+
+import pytest
+from django.db import transaction
+from django.test import override_settings
+
+from cashier.audit import ledger_audit
+from cashier.exceptions import (
+    DepositDeclined,
+    DepositLimitExceeded,
+    IdempotencyKeyReused,
+    InsufficientFunds,
+    InvalidAmount,
+    UnbalancedTransaction,
+    WithdrawalNotFound,
+    WithdrawalNotPending,
+)
+from cashier.gateways import Charge
+from cashier.models import (
+    AccountKind,
+    LedgerAccount,
+    LedgerTransaction,
+    TransactionKind,
+    WithdrawalStatus,
+)
+from cashier.selectors import wallet_balance
+from cashier.services import (
+    MAX_AMOUNT,
+    Leg,
+    deposit_create,
+    hand_rake_collect,
+    ledger_post,
+    system_account_ensure,
+    table_account_ensure,
+    table_buy_in,
+    table_cash_out,
+    table_top_up,
+    wallet_ensure,
+    withdrawal_approve,
+    withdrawal_cancel,
+    withdrawal_reject,
+    withdrawal_request,
+)
+
+pytestmark = pytest.mark.django_db
+
+BAD_AMOUNTS = [0, -1, -500, 1.5, 100.0, "100", "abc", None, True, MAX_AMOUNT + 1]
+
+
+class DecliningGateway:
+    name = "declining"
+
+    def charge(self, *, user, amount, idempotency_key):
+        return Charge(approved=False, reference="", reason="Card declined by the bank.")
+
+
+def balance_of(kind: AccountKind) -> int:
+    return LedgerAccount.objects.get(kind=kind).balance
+
+
+def test_deposit_moves_chips_from_clearing_to_the_wallet(player):
+    txn = deposit_create(user=player, amount=2_500, idempotency_key="d1")
+    assert txn.kind == TransactionKind.DEPOSIT
+    assert txn.external_reference.startswith("sandbox-")
+    assert sorted(txn.entries.values_list("amount", flat=True)) == [-2_500, 2_500]
+    assert wallet_balance(user=player) == 2_500
+    assert balance_of(AccountKind.CLEARING) == -2_500
+    assert ledger_audit().ok
+
+
+def test_a_retried_deposit_moves_money_once_and_returns_the_original(player):
+    first = deposit_create(user=player, amount=1_000, idempotency_key="same")
+    again = deposit_create(user=player, amount=1_000, idempotency_key="same")
+    assert again.pk == first.pk
+    assert wallet_balance(user=player) == 1_000
+    assert LedgerTransaction.objects.count() == 1
+
+
+def test_a_key_reused_with_other_parameters_is_refused(player, other_player, ledger_state):
+    deposit_create(user=player, amount=1_000, idempotency_key="k")
+    before = ledger_state()
+    with pytest.raises(IdempotencyKeyReused):
+        deposit_create(user=player, amount=2_000, idempotency_key="k")
+    with pytest.raises(IdempotencyKeyReused):
+        deposit_create(user=other_player, amount=1_000, idempotency_key="k")
+    with pytest.raises(IdempotencyKeyReused):
+        withdrawal_request(user=player, amount=1_000, idempotency_key="k")
+    assert ledger_state() == before
+
+
+@override_settings(CASHIER_DEPOSIT_DAILY_LIMIT=5_000)
+def test_the_daily_deposit_limit_counts_the_last_24_hours(player, ledger_state):
+    deposit_create(user=player, amount=3_000, idempotency_key="a")
+    before = ledger_state()
+    with pytest.raises(DepositLimitExceeded, match="2000 cents more"):
+        deposit_create(user=player, amount=2_001, idempotency_key="b")
+    assert ledger_state() == before
+    deposit_create(user=player, amount=2_000, idempotency_key="c")
+    assert wallet_balance(user=player) == 5_000
+
+
+@override_settings(CASHIER_PAYMENT_GATEWAY="tests.cashier.test_services.DecliningGateway")
+def test_a_declined_charge_credits_nothing(player, ledger_state):
+    before = ledger_state()
+    with pytest.raises(DepositDeclined, match="declined by the bank"):
+        deposit_create(user=player, amount=1_000, idempotency_key="x")
+    assert ledger_state() == before
+
+
+@pytest.mark.parametrize("amount", BAD_AMOUNTS)
+def test_every_service_refuses_a_bad_amount(player, table, fund, ledger_state, amount):
+    fund(player, 10_000)
+    table_buy_in(user=player, table=table, amount=5_000, idempotency_key="seat")
+    before = ledger_state()
+    calls = [
+        lambda: deposit_create(user=player, amount=amount, idempotency_key="k1"),
+        lambda: withdrawal_request(user=player, amount=amount, idempotency_key="k2"),
+        lambda: table_buy_in(user=player, table=table, amount=amount, idempotency_key="k3"),
+        lambda: table_top_up(user=player, table=table, amount=amount, idempotency_key="k4"),
+        lambda: table_cash_out(user=player, table=table, amount=amount, idempotency_key="k5"),
+    ]
+    if amount != 0:  # a hand without rake is fine
+        calls.append(lambda: hand_rake_collect(table=table, amount=amount, hand_id=1))
+    for call in calls:
+        with pytest.raises(InvalidAmount):
+            call()
+    assert ledger_state() == before
+
+
+def test_a_withdrawal_holds_the_amount_until_approved(player, fund):
+    fund(player, 10_000)
+    withdrawal = withdrawal_request(user=player, amount=4_000, idempotency_key="w")
+    assert withdrawal.status == WithdrawalStatus.PENDING
+    assert wallet_balance(user=player) == 6_000
+    assert balance_of(AccountKind.HOLD) == 4_000
+
+    staff = player.__class__.objects.create_user(username="cashier-staff", is_staff=True)
+    paid = withdrawal_approve(withdrawal=withdrawal, decided_by=staff)
+    assert paid.status == WithdrawalStatus.PAID
+    assert paid.decided_by == staff
+    assert paid.settle_transaction.kind == TransactionKind.WITHDRAWAL_PAID
+    assert balance_of(AccountKind.HOLD) == 0
+    assert balance_of(AccountKind.CLEARING) == -6_000
+    assert wallet_balance(user=player) == 6_000
+    # Approving again changes nothing; rejecting a paid withdrawal is refused.
+    assert withdrawal_approve(withdrawal=withdrawal, decided_by=staff).pk == paid.pk
+    with pytest.raises(WithdrawalNotPending):
+        withdrawal_reject(withdrawal=withdrawal, decided_by=staff)
+    assert ledger_audit().ok
+
+
+def test_rejecting_or_cancelling_a_withdrawal_releases_it(player, other_player, fund):
+    fund(player, 10_000)
+    rejected = withdrawal_request(user=player, amount=3_000, idempotency_key="w1")
+    cancelled = withdrawal_request(user=player, amount=2_000, idempotency_key="w2")
+    assert wallet_balance(user=player) == 5_000
+
+    withdrawal_reject(withdrawal=rejected, decided_by=other_player)
+    with pytest.raises(WithdrawalNotFound):
+        withdrawal_cancel(withdrawal=cancelled, user=other_player)
+    withdrawal_cancel(withdrawal=cancelled, user=player)
+    withdrawal_cancel(withdrawal=cancelled, user=player)  # a repeat is a no-op
+
+    assert wallet_balance(user=player) == 10_000
+    assert balance_of(AccountKind.HOLD) == 0
+    cancelled.refresh_from_db()
+    assert cancelled.status == WithdrawalStatus.CANCELLED
+    with pytest.raises(WithdrawalNotPending):
+        withdrawal_approve(withdrawal=cancelled, decided_by=other_player)
+    assert ledger_audit().ok
+
+
+def test_a_retried_withdrawal_request_returns_the_same_withdrawal(player, fund):
+    fund(player, 10_000)
+    first = withdrawal_request(user=player, amount=1_000, idempotency_key="w")
+    again = withdrawal_request(user=player, amount=1_000, idempotency_key="w")
+    assert again.pk == first.pk
+    assert wallet_balance(user=player) == 9_000
+
+
+def test_no_withdrawal_beyond_the_balance(player, fund, ledger_state):
+    fund(player, 1_000)
+    before = ledger_state()
+    with pytest.raises(InsufficientFunds, match="holds 1000 cents"):
+        withdrawal_request(user=player, amount=1_001, idempotency_key="w")
+    assert ledger_state() == before
+
+
+def test_buy_in_top_up_rake_and_cash_out(player, table, fund):
+    fund(player, 50_000)
+    table_buy_in(user=player, table=table, amount=20_000, idempotency_key="b")
+    table_top_up(user=player, table=table, amount=5_000, idempotency_key="t")
+    table_account = table_account_ensure(table=table)
+    table_account.refresh_from_db()
+    assert table_account.balance == 25_000
+    assert wallet_balance(user=player) == 25_000
+
+    rake = hand_rake_collect(table=table, amount=300, hand_id=77)
+    assert rake.hand_id == 77 and rake.table == table
+    assert hand_rake_collect(table=table, amount=300, hand_id=77).pk == rake.pk
+    with pytest.raises(IdempotencyKeyReused):
+        hand_rake_collect(table=table, amount=200, hand_id=77)
+    assert hand_rake_collect(table=table, amount=0, hand_id=78) is None
+
+    table_cash_out(user=player, table=table, amount=24_700, idempotency_key="c")
+    table_account.refresh_from_db()
+    assert table_account.balance == 0
+    assert balance_of(AccountKind.HOUSE) == 300
+    assert wallet_balance(user=player) == 49_700
+    assert ledger_audit().ok
+
+
+def test_no_buy_in_beyond_the_wallet_nor_cash_out_beyond_the_table(player, table, fund):
+    fund(player, 1_000)
+    with pytest.raises(InsufficientFunds):
+        table_buy_in(user=player, table=table, amount=1_001, idempotency_key="b")
+    table_buy_in(user=player, table=table, amount=1_000, idempotency_key="b2")
+    with pytest.raises(InsufficientFunds):
+        table_cash_out(user=player, table=table, amount=1_001, idempotency_key="c")
+    with pytest.raises(InsufficientFunds):
+        hand_rake_collect(table=table, amount=1_001, hand_id=5)
+
+
+def test_a_failure_in_the_middle_leaves_nothing_half_done(
+    player, table, fund, ledger_state, monkeypatch
+):
+    fund(player, 10_000)
+    table_account_ensure(table=table)
+    before = ledger_state()
+    from cashier import services
+
+    real_apply = services._balance_apply
+    calls = []
+
+    def crash_on_second_leg(*, account, amount):
+        calls.append(account.pk)
+        if len(calls) == 2:
+            raise RuntimeError("the server lost power")
+        real_apply(account=account, amount=amount)
+
+    monkeypatch.setattr(services, "_balance_apply", crash_on_second_leg)
+    with pytest.raises(RuntimeError):
+        table_buy_in(user=player, table=table, amount=4_000, idempotency_key="b")
+    assert len(calls) == 2  # the wallet was debited and the transaction written, then...
+    assert ledger_state() == before  # ...all of it was rolled back
+    assert not LedgerTransaction.objects.filter(idempotency_key="b").exists()
+    monkeypatch.undo()
+    table_buy_in(user=player, table=table, amount=4_000, idempotency_key="b")
+    assert wallet_balance(user=player) == 6_000
+
+
+def test_inside_the_callers_transaction_a_refusal_rolls_back_only_the_movement(player, table, fund):
+    fund(player, 1_000)
+    with transaction.atomic():
+        table_buy_in(user=player, table=table, amount=600, idempotency_key="b1")
+        with pytest.raises(InsufficientFunds):
+            table_buy_in(user=player, table=table, amount=600, idempotency_key="b2")
+        table_top_up(user=player, table=table, amount=400, idempotency_key="b3")
+    assert wallet_balance(user=player) == 0
+    assert ledger_audit().ok
+
+
+def test_ledger_post_refuses_unbalanced_legs(player):
+    wallet = wallet_ensure(user=player)
+    house = system_account_ensure(kind=AccountKind.HOUSE)
+    for legs in (
+        [Leg(account=wallet, amount=100)],
+        [Leg(account=wallet, amount=-100), Leg(account=house, amount=99)],
+        [Leg(account=wallet, amount=0), Leg(account=house, amount=0)],
+        [Leg(account=wallet, amount=-1), Leg(account=wallet, amount=1)],
+    ):
+        with pytest.raises(UnbalancedTransaction):
+            ledger_post(kind=TransactionKind.RAKE, legs=legs, idempotency_key="u")
+    assert not LedgerTransaction.objects.exists()
+
+
+def test_a_buy_in_costs_a_fixed_number_of_queries(player, table, fund, django_assert_num_queries):
+    fund(player, 10_000)
+    table_account_ensure(table=table)
+    # 2 account look-ups, 1 locking read, 1 key check, 1 insert of the transaction and
+    # 1 of both legs, 2 balance updates: 8; and 3 savepoints, each made and released.
+    with django_assert_num_queries(14):
+        table_buy_in(user=player, table=table, amount=1_000, idempotency_key="b")
