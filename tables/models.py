@@ -162,13 +162,9 @@ class Seat(models.Model):
     number = models.PositiveSmallIntegerField(
         validators=[MinValueValidator(1), MaxValueValidator(10)]
     )
-    player = models.ForeignKey(
-        "accounts.User", on_delete=models.PROTECT, related_name="seats"
-    )
+    player = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="seats")
     stack = models.BigIntegerField(validators=[MinValueValidator(0)])
-    status = models.CharField(
-        max_length=11, choices=SeatStatus.choices, default=SeatStatus.WAITING
-    )
+    status = models.CharField(max_length=11, choices=SeatStatus.choices, default=SeatStatus.WAITING)
     post_big_blind = models.BooleanField(
         default=False, help_text="Post a live big blind to be dealt in at once."
     )
@@ -275,9 +271,7 @@ class ProtectionUse(models.Model):
 class Departure(models.Model):
     """A player leaving a stake level with a stack, for the no-ratholing rule (RULES §4)."""
 
-    player = models.ForeignKey(
-        "accounts.User", on_delete=models.PROTECT, related_name="departures"
-    )
+    player = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="departures")
     stake_level = models.ForeignKey(StakeLevel, on_delete=models.PROTECT)
     stack = models.BigIntegerField(validators=[MinValueValidator(0)])
     left_at = models.DateTimeField(auto_now_add=True, db_index=True)

@@ -1,5 +1,9 @@
 """WebSocket routes of the tables app."""
 
-from django.urls import URLPattern
+from django.urls import path
 
-websocket_urlpatterns: list[URLPattern] = []
+from tables.consumers import TableConsumer
+
+websocket_urlpatterns = [
+    path("ws/tables/<int:table_id>/", TableConsumer.as_asgi()),
+]

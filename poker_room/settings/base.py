@@ -99,6 +99,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "cashier-ledger-audit": {"task": "cashier.tasks.ledger_audit_task", "schedule": 3600.0},
+    # Picks up turns and deals whose scheduled task was lost (a worker died): no table hangs.
+    "tables-sweep": {"task": "tables.sweep", "schedule": 5.0},
 }
 
 AUTH_USER_MODEL = "accounts.User"

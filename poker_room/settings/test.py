@@ -13,10 +13,17 @@ from .base import CACHES, CHANNEL_LAYERS, DATABASES, REST_FRAMEWORK
 DEBUG = False
 SECRET_KEY = env_str("SECRET_KEY", "test-only-insecure-key")
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-CACHES["default"]["KEY_PREFIX"] = "poker_room_test"
-CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = "poker_room_test"
-# Tasks go to a queue of the suite's own, so a worker of a running room never takes them.
-CELERY_TASK_DEFAULT_QUEUE = "poker_room_test"
+# Several suites on one server (two checkouts, parallel sessions) need their own database
+# names; the Redis prefixes and the Celery queue follow it, so that neither a running room
+# nor another suite ever sees this suite's channel messages or tasks.
+TEST_DATABASE_NAME = env_str("TEST_DATABASE_NAME", "test_poker_room")
+DATABASES["default"]["TEST"] = {"NAME": TEST_DATABASE_NAME}
+# Consumers use the database from worker threads: close each connection after use, so
+# that none is left open when the test database is dropped.
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+CACHES["default"]["KEY_PREFIX"] = TEST_DATABASE_NAME
+CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = TEST_DATABASE_NAME
+CELERY_TASK_DEFAULT_QUEUE = TEST_DATABASE_NAME
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"anon": "10000/min", "user": "10000/min"}
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -25,5 +32,3 @@ STORAGES = {
 # Static files are served from the app folders (no collectstatic in the suite).
 STATIC_ROOT = None
 WHITENOISE_USE_FINDERS = True
-# Several suites on one server (two checkouts, parallel sessions) need their own names.
-DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "test_poker_room")}

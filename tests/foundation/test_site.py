@@ -51,6 +51,7 @@ def test_seed_demo_creates_the_demo_users_once():
     assert User.objects.get(username="admin").is_staff
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_websocket_from_a_foreign_origin_is_refused():
     communicator = WebsocketCommunicator(
         application, "/ws/tables/1/", headers=[(b"origin", b"https://evil.example")]

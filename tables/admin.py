@@ -1,0 +1,136 @@
+"""Django admin for stake levels, tables and (read-only) hands.
+
+A stake level is checked by the engine's own configuration check, so an admin is told in
+words what is wrong with a combination (a kill pot on a pot-limit table, say).
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from tables.engine.errors import ConfigError
+from tables.models import Hand, HandEvent, Seat, StakeLevel, Table, TableStatus
+from tables.services.admin import table_status_set
+from tables.services.config import stake_config
+
+
+class StakeLevelForm(forms.ModelForm):
+    """The admin supplies the model and fields; this adds the engine's check."""
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        candidate = StakeLevel(**{k: v for k, v in cleaned.items() if k != "id"})
+        try:
+            stake_config(stake=candidate).validate()
+        except ConfigError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        return cleaned
+
+
+@admin.register(StakeLevel)
+class StakeLevelAdmin(admin.ModelAdmin):
+    form = StakeLevelForm
+    list_display = ("name", "game", "structure", "small_blind", "big_blind", "rake_percent_bp")
+    list_filter = ("game", "structure")
+    fieldsets = (
+        (None, {"fields": ("name", "game", "structure")}),
+        (
+            "Stakes (cents)",
+            {"fields": ("small_blind", "big_blind", "small_bet", "big_bet", "ante")},
+        ),
+        ("Spread limit (cents)", {"fields": ("spread_min", "spread_max")}),
+        ("Buy-in (cents)", {"fields": ("buy_in_min", "buy_in_max", "rathole_minutes")}),
+        (
+            "Rake",
+            {
+                "fields": (
+                    "rake_percent_bp",
+                    "rake_cap_2",
+                    "rake_cap_3_4",
+                    "rake_cap_5_plus",
+                    "no_flop_no_drop",
+                )
+            },
+        ),
+        (
+            "Optional rules",
+            {
+                "fields": (
+                    "min_bet_doubles_late",
+                    "allow_straddle",
+                    "allow_chop",
+                    "kill",
+                    "kill_min_pot",
+                    "killer_acts_last",
+                    "allow_overblind",
+                    "allin_protection",
+                    "allin_protection_per_day",
+                )
+            },
+        ),
+    )
+
+
+class SeatInline(admin.TabularInline):
+    model = Seat
+    extra = 0
+    can_delete = False
+    readonly_fields = ("number", "player", "stack", "status", "sat_down_at")
+    fields = readonly_fields
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+def _set_status(status: TableStatus, label: str):
+    def action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
+        for table in queryset:
+            table_status_set(table_id=table.id, status=status)
+        modeladmin.message_user(request, f"{queryset.count()} table(s) {label}.", messages.SUCCESS)
+
+    action.__name__ = f"table_{status}"
+    return admin.action(description=f"{label.capitalize()} the selected tables")(action)
+
+
+@admin.register(Table)
+class TableAdmin(admin.ModelAdmin):
+    list_display = ("name", "stake_level", "seats", "status")
+    list_filter = ("status", "stake_level")
+    readonly_fields = ("status", "event_seq", "button_seat", "next_hand_at", "created_at")
+    inlines = [SeatInline]
+    actions = [
+        _set_status(TableStatus.OPEN, "opened"),
+        _set_status(TableStatus.PAUSED, "paused"),
+        _set_status(TableStatus.CLOSED, "closed"),
+    ]
+
+
+class HandEventInline(admin.TabularInline):
+    model = HandEvent
+    extra = 0
+    can_delete = False
+    readonly_fields = ("seq", "type", "data", "created_at")
+    fields = readonly_fields
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(Hand)
+class HandAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "status", "button", "rake", "started_at", "ended_at")
+    list_filter = ("status", "table")
+    inlines = [HandEventInline]
+    readonly_fields = [f.name for f in Hand._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False

@@ -1,0 +1,52 @@
+"""Errors of table commands: each has a stable code and a reason a player can read.
+
+Consumers send them as `{"type": "error", "code": ..., "message": ...}`, views as 4xx.
+"""
+
+
+class TableError(Exception):
+    code = "table_error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class TableNotFound(TableError):
+    code = "table_not_found"
+
+
+class TableClosed(TableError):
+    code = "table_closed"
+
+
+class SeatUnavailable(TableError):
+    code = "seat_unavailable"
+
+
+class NotSeated(TableError):
+    code = "not_seated"
+
+
+class BuyInOutOfRange(TableError):
+    code = "buy_in_out_of_range"
+
+
+class HandInProgress(TableError):
+    code = "hand_in_progress"
+
+
+class NotYourTurn(TableError):
+    code = "not_your_turn"
+
+
+class StaleCommand(TableError):
+    code = "stale"
+
+
+class IllegalTableAction(TableError):
+    """An action the engine refused; `code` is the engine's (below_min_raise, ...)."""
+
+    code = "illegal_action"

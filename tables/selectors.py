@@ -1,0 +1,68 @@
+"""Read-only views of tables, filtered for the viewer (STYLE §7, §8)."""
+
+from typing import Any
+
+from accounts.models import User
+from tables.engine.state import HandState
+from tables.models import Table
+from tables.services.hands import hand_in_progress, seats_public, table_seats
+
+
+def table_public(*, table: Table) -> dict[str, Any]:
+    stake = table.stake_level
+    return {
+        "id": table.id,
+        "name": table.name,
+        "status": table.status,
+        "seats": table.seats,
+        "stake": {
+            "name": stake.name,
+            "game": stake.game,
+            "structure": stake.structure,
+            "small_blind": stake.small_blind,
+            "big_blind": stake.big_blind,
+            "small_bet": stake.small_bet,
+            "big_bet": stake.big_bet,
+            "ante": stake.ante,
+            "buy_in_min": stake.buy_in_min,
+            "buy_in_max": stake.buy_in_max,
+        },
+        "action_seconds": table.action_seconds,
+        "time_bank_seconds": table.time_bank_seconds,
+    }
+
+
+def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
+    """Everything a viewer may see of the table now, at stream version `v`.
+
+    A seated player sees their own hole cards; nobody sees anyone else's before they are
+    shown; the deck and salt never appear.
+    """
+    seats = table_seats(table=table)
+    mine = next((s for s in seats if user is not None and s.player_id == user.id), None)
+    hand = hand_in_progress(table=table)
+    hand_view = None
+    if hand is not None:
+        state = HandState.from_dict(hand.state)
+        in_hand = mine is not None and mine.number in state.seats
+        hand_view = state.view(mine.number if in_hand else None)
+        hand_view["id"] = hand.id
+        hand_view["number"] = hand.number
+        hand_view["turn"] = hand.turn_version
+        hand_view["deadline"] = hand.turn_deadline.isoformat() if hand.turn_deadline else None
+    return {
+        "type": "snapshot",
+        "v": table.event_seq,
+        "table": table_public(table=table),
+        "seats": seats_public(seats),
+        "you": None
+        if mine is None
+        else {
+            "seat": mine.number,
+            "status": mine.status,
+            "stack": mine.stack,
+            "leaving": mine.leave_after_hand,
+            "sitting_out_next": mine.sit_out_after_hand,
+        },
+        "hand": hand_view,
+    }

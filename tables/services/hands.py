@@ -1,0 +1,290 @@
+"""Dealing, advancing and settling hands: the table side of the engine.
+
+`hand_start_if_ready` deals a new hand when the table may (open, no hand in progress,
+the pause over, two or more players ready). `hand_continue` is called after every engine
+transition: it folds players who asked to leave when their turn comes, then either
+starts the next turn (deadline, timeout task) or settles the hand (stacks, rake to the
+house, leavers cashed out, next hand scheduled). All of them run under the table lock.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db.models import Max
+from django.utils import timezone
+
+from cashier import services as cashier
+from tables.engine.actions import Action
+from tables.engine.config import KillInfo
+from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
+from tables.engine.positions import blind_seats, next_button
+from tables.engine.state import HandState, SeatEntry, apply, start_hand
+from tables.models import Departure, Hand, HandStatus, Seat, SeatStatus, Table, TableStatus
+from tables.scheduling import schedule_hand_start, schedule_turn_timeout
+from tables.services.config import stake_config
+from tables.services.recorder import Recorder
+
+
+def hand_in_progress(*, table: Table) -> Hand | None:
+    return Hand.objects.filter(table=table, status=HandStatus.IN_PROGRESS).first()
+
+
+def table_seats(*, table: Table) -> list[Seat]:
+    return list(Seat.objects.filter(table=table).select_related("player").order_by("number"))
+
+
+def users_by_seat(seats: list[Seat]) -> dict[int, int]:
+    return {seat.number: seat.player_id for seat in seats}
+
+
+@dataclass(frozen=True)
+class DealPlan:
+    button: int
+    entries: list[SeatEntry]
+
+
+def deal_plan(*, seats: list[Seat], previous_button: int | None) -> DealPlan | None:
+    """Who is dealt in and where the button goes (RULES §3 step 1, §4, finer point 16).
+
+    Players already playing are dealt in. A newcomer (or a player back from sitting out)
+    is dealt in when the big blind reaches them, or at once with a live big blind when
+    they asked to post one and sit neither on the button nor in the small blind. While
+    fewer than two players are playing, everybody waiting is dealt in without posting.
+    """
+    ready = [s for s in seats if s.stack > 0 and not s.leave_after_hand]
+    playing = [s for s in ready if s.status == SeatStatus.ACTIVE]
+    waiting = [s for s in ready if s.status == SeatStatus.WAITING]
+    posting: set[int] = set()
+    if len(playing) < 2:
+        # The table (re)starts: the first hand's button goes to the first player seated.
+        dealt = sorted(playing + waiting, key=lambda s: s.sat_down_at)
+        if len(dealt) < 2:
+            return None
+        button = next_button(previous_button, [s.number for s in dealt])
+    else:
+        button = next_button(previous_button, [s.number for s in playing])
+        dealt = list(playing)
+        for newcomer in sorted(waiting, key=lambda s: s.number):
+            numbers = [s.number for s in dealt] + [newcomer.number]
+            small, big = blind_seats(button, numbers)
+            if big == newcomer.number:
+                dealt.append(newcomer)
+            elif newcomer.post_big_blind and newcomer.number not in (small, button):
+                dealt.append(newcomer)
+                posting.add(newcomer.number)
+        # Several newcomers can shift each other's positions: whoever is not the big blind
+        # in the final line-up posts a live one, and nobody posts from the small blind.
+        while True:
+            small, big = blind_seats(button, [s.number for s in dealt])
+            misplaced = [s for s in dealt if s in waiting and s.number != big and s.number == small]
+            if not misplaced:
+                break
+            dealt.remove(misplaced[0])
+        posting |= {s.number for s in dealt if s in waiting and s.number != big}
+    entries = [
+        SeatEntry(
+            seat=s.number,
+            player=s.player.username,
+            stack=s.stack,
+            posts_big_blind=s.number in posting,
+            straddle=s.wants_straddle,
+            overblind=s.wants_overblind,
+            chop=s.player.chop_blinds,
+            auto_muck=s.player.auto_muck,
+        )
+        for s in sorted(dealt, key=lambda s: s.number)
+    ]
+    return DealPlan(button=button, entries=entries)
+
+
+def _kill_for_next_hand(*, table: Table, seats: list[Seat]) -> KillInfo | None:
+    """The kill won in the last hand, if the killer is still seated and playing."""
+    last = Hand.objects.filter(table=table, status=HandStatus.FINISHED).order_by("-number").first()
+    if last is None:
+        return None
+    state = HandState.from_dict(last.state)
+    kill = state.result.next_kill if state.result else None
+    if kill is None:
+        return None
+    killer = state.players[state.seats.index(kill.seat)]
+    for seat in seats:
+        if seat.number == kill.seat:
+            same_player = seat.player.username == killer
+            playing = seat.status == SeatStatus.ACTIVE and not seat.leave_after_hand
+            return kill if same_player and playing else None
+    return None
+
+
+def hand_start_if_ready(*, table: Table) -> Hand | None:
+    """Deal the next hand if the table may; return it (None when not dealt)."""
+    now = timezone.now()
+    if table.status != TableStatus.OPEN or hand_in_progress(table=table) is not None:
+        return None
+    if table.next_hand_at is not None and table.next_hand_at > now:
+        return None
+    seats = table_seats(table=table)
+    plan = deal_plan(seats=seats, previous_button=table.button_seat)
+    if plan is None:
+        return None
+    deck = shuffled_deck()
+    salt = new_salt()
+    commitment = deck_commitment(deck, salt)
+    number = (Hand.objects.filter(table=table).aggregate(n=Max("number"))["n"] or 0) + 1
+    config = stake_config(stake=table.stake_level)
+    state, events = start_hand(
+        config,
+        plan.entries,
+        button=plan.button,
+        deck=deck,
+        hand_id=f"{table.id}-{number}",
+        kill=_kill_for_next_hand(table=table, seats=seats),
+        deck_commitment=commitment,
+    )
+    hand = Hand.objects.create(
+        table=table,
+        number=number,
+        config=config.to_dict(),
+        state=state.to_dict(),
+        button=plan.button,
+        deck_commitment=commitment,
+        salt=salt,
+    )
+    dealt = {entry.seat for entry in plan.entries}
+    for seat in seats:
+        if seat.number in dealt and (seat.status != SeatStatus.ACTIVE or seat.post_big_blind):
+            seat.status = SeatStatus.ACTIVE
+            seat.post_big_blind = False
+            seat.save(update_fields=["status", "post_big_blind"])
+    table.button_seat = plan.button
+    table.next_hand_at = None
+    table.save(update_fields=["button_seat", "next_hand_at"])
+    recorder = Recorder(table)
+    recorder.engine_events(hand=hand, events=events, users_by_seat=users_by_seat(seats))
+    hand_continue(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+    recorder.save()
+    return hand
+
+
+def hand_continue(
+    *, table: Table, hand: Hand, state: HandState, seats: list[Seat], recorder: Recorder
+) -> HandState:
+    """After an engine transition: fold leavers, then start the next turn or settle."""
+    by_number = {seat.number: seat for seat in seats}
+    while not state.over:
+        actor = by_number.get(state.actor)
+        if actor is None or not actor.leave_after_hand:
+            break
+        # A player who asked to leave folds when the action reaches them.
+        state, events = apply(state, Action.fold(actor.number))
+        recorder.engine_events(hand=hand, events=events, users_by_seat=users_by_seat(seats))
+    hand.state = state.to_dict()
+    if state.over:
+        _hand_settle(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+    else:
+        turn_start(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+    hand.save()
+    return state
+
+
+def turn_start(
+    *, table: Table, hand: Hand, state: HandState, seats: list[Seat], recorder: Recorder
+) -> None:
+    """Give the actor their time (RULES §5) and tell the table whose turn it is."""
+    now = timezone.now()
+    hand.turn_version += 1
+    hand.turn_bonus_used = False
+    hand.turn_deadline = now + timedelta(seconds=table.action_seconds + table.time_bank_seconds)
+    turn_announce(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+    schedule_turn_timeout(
+        table_id=table.id, hand_id=hand.id, turn=hand.turn_version, at=hand.turn_deadline
+    )
+
+
+def turn_announce(
+    *, table: Table, hand: Hand, state: HandState, seats: list[Seat], recorder: Recorder
+) -> None:
+    """The `turn` message: the actor and their clock for all, legal actions for the actor."""
+    deadline = hand.turn_deadline
+    if deadline is None:
+        raise ValueError("a turn is announced only once its deadline is set")
+    public = {
+        "type": "turn",
+        "hand": hand.id,
+        "seat": state.actor,
+        "turn": hand.turn_version,
+        "deadline": deadline.isoformat(),
+        "time_bank_seconds": table.time_bank_seconds,
+    }
+    actor_user = users_by_seat(seats).get(state.actor)
+    private = {}
+    if actor_user is not None:
+        private[actor_user] = {**public, "legal_actions": state.legal_actions().to_dict()}
+    recorder.message(public, private)
+
+
+def _hand_settle(
+    *, table: Table, hand: Hand, state: HandState, seats: list[Seat], recorder: Recorder
+) -> None:
+    """Stacks, rake to the house, leavers cashed out, sit-outs, the next hand scheduled."""
+    from tables.services.seating import seat_remove
+
+    result = state.result
+    if result is None:
+        raise ValueError("only a finished hand is settled")
+    now = timezone.now()
+    hand.status = HandStatus.FINISHED
+    hand.ended_at = now
+    hand.turn_deadline = None
+    hand.rake = result.rake
+    if result.rake:
+        cashier.hand_rake_collect(table=table, amount=result.rake, hand_id=hand.id)
+    final = dict(zip(state.seats, state.stacks, strict=True))
+    for seat in seats:
+        if seat.number in final and state.players[state.seats.index(seat.number)] == (
+            seat.player.username
+        ):
+            seat.stack = final[seat.number]
+        if seat.leave_after_hand:
+            seat_remove(table=table, seat=seat, recorder=recorder)
+            continue
+        if seat.sit_out_after_hand or seat.stack == 0:
+            seat.status = SeatStatus.SITTING_OUT
+            seat.sit_out_after_hand = False
+        seat.save(update_fields=["stack", "status", "sit_out_after_hand"])
+    remaining = [s for s in seats if not s.leave_after_hand]
+    recorder.message({"type": "seats", "seats": seats_public(remaining)})
+    table.next_hand_at = now + timedelta(milliseconds=table.pause_between_hands_ms)
+    table.save(update_fields=["next_hand_at"])
+    if table.status == TableStatus.OPEN:
+        schedule_hand_start(table_id=table.id, at=table.next_hand_at)
+
+
+def seats_public(seats: list[Seat]) -> list[dict]:
+    """What anyone at the table may know of its seats."""
+    return [
+        {
+            "seat": s.number,
+            "player": s.player.username,
+            "stack": s.stack,
+            "status": s.status,
+            "leaving": s.leave_after_hand,
+        }
+        for s in sorted(seats, key=lambda s: s.number)
+    ]
+
+
+def seat_remove(*, table: Table, seat: Seat, recorder: Recorder) -> None:
+    """Cash the seat's stack out to the wallet, remember it for ratholing, free the seat.
+
+    The caller holds the table lock and is not in a hand with this seat.
+    """
+    if seat.stack > 0:
+        cashier.table_cash_out(
+            user=seat.player,
+            table=table,
+            amount=seat.stack,
+            idempotency_key=f"leave:seat:{seat.id}",
+        )
+    Departure.objects.create(player=seat.player, stake_level=table.stake_level, stack=seat.stack)
+    recorder.message({"type": "seat_left", "seat": seat.number, "player": seat.player.username})
+    seat.delete()

@@ -1,0 +1,142 @@
+"""Playing commands: act on one's turn, the timeout of a turn, the reconnect bonus.
+
+`hand_act` is the player's decision; `turn_timeout` is what a Celery task (or the beat
+sweeper) runs when the turn's deadline passed; `seat_reconnected` gives a player whose
+connection came back during their own turn the reconnect bonus, once per decision.
+"""
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import User
+from tables.engine.actions import Action, ActionKind
+from tables.engine.errors import IllegalAction
+from tables.engine.events import Protected
+from tables.engine.state import HandState, apply
+from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn, StaleCommand
+from tables.models import Hand, ProtectionUse, Seat
+from tables.scheduling import schedule_turn_timeout
+from tables.services.hands import (
+    hand_continue,
+    hand_in_progress,
+    table_seats,
+    turn_announce,
+    users_by_seat,
+)
+from tables.services.locking import table_lock
+from tables.services.recorder import Recorder
+
+ACTION_KINDS = {"fold", "check", "call", "bet_raise"}
+
+
+def _action_build(*, seat: int, kind: object, amount: object) -> Action:
+    if kind not in ACTION_KINDS:
+        raise IllegalTableAction(
+            f"Unknown action {kind!r}: use fold, check, call or bet_raise.", code="no_such_action"
+        )
+    if kind == "bet_raise":
+        if type(amount) is not int:
+            raise IllegalTableAction(
+                "A bet or raise needs a whole number of cents: the total you bet this round.",
+                code="bad_amount",
+            )
+        return Action.bet_raise(seat, amount)
+    return Action(ActionKind(kind), seat)
+
+
+@transaction.atomic
+def hand_act(
+    *, table_id: int, user: User, kind: str, amount: int | None = None, turn: int | None = None
+) -> None:
+    """The player's decision on their turn. `turn`, when given, must be the turn asked."""
+    table = table_lock(table_id=table_id)
+    hand = hand_in_progress(table=table)
+    if hand is None:
+        raise NotYourTurn("No hand is being played at this table.")
+    seats = table_seats(table=table)
+    seat = next((s for s in seats if s.player_id == user.id), None)
+    if seat is None:
+        raise NotSeated("You are not seated at this table.")
+    state = HandState.from_dict(hand.state)
+    if state.actor != seat.number or state.players[state.index_of(seat.number)] != user.username:
+        raise NotYourTurn("It is not your turn.")
+    if turn is not None and turn != hand.turn_version:
+        raise StaleCommand("That action was for an earlier turn; the table has moved on.")
+    action = _action_build(seat=seat.number, kind=kind, amount=amount)
+    try:
+        state, events = apply(state, action)
+    except IllegalAction as exc:
+        raise IllegalTableAction(str(exc), code=exc.code) from exc
+    if seat.consecutive_timeouts:
+        seat.consecutive_timeouts = 0
+        seat.save(update_fields=["consecutive_timeouts"])
+    recorder = Recorder(table)
+    recorder.engine_events(hand=hand, events=events, users_by_seat=users_by_seat(seats))
+    hand_continue(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+    recorder.save()
+
+
+def _protection_allowed(*, seat: Seat, table_limit: int) -> bool:
+    """`allin_protection_per_day`: 0 = unlimited, else a rolling 24 hours (finer point 8)."""
+    if table_limit == 0:
+        return True
+    since = timezone.now() - timedelta(hours=24)
+    used = ProtectionUse.objects.filter(player=seat.player, created_at__gte=since).count()
+    return used < table_limit
+
+
+@transaction.atomic
+def turn_timeout(*, table_id: int, hand_id: int, turn: int) -> bool:
+    """Apply RULES §5 to a turn whose time ran out. Returns True when it acted.
+
+    Does nothing when that turn is no longer the one waiting (the player acted, the hand
+    ended); re-schedules itself when the deadline moved later (reconnect bonus).
+    """
+    table = table_lock(table_id=table_id)
+    hand = hand_in_progress(table=table)
+    if hand is None or hand.id != hand_id or hand.turn_version != turn:
+        return False
+    now = timezone.now()
+    if hand.turn_deadline is not None and hand.turn_deadline > now:
+        schedule_turn_timeout(table_id=table.id, hand_id=hand.id, turn=turn, at=hand.turn_deadline)
+        return False
+    seats = table_seats(table=table)
+    state = HandState.from_dict(hand.state)
+    seat = next(s for s in seats if s.number == state.actor)
+    allowed = _protection_allowed(seat=seat, table_limit=table.stake_level.allin_protection_per_day)
+    state, events = apply(state, Action.timeout(seat.number, protection_allowed=allowed))
+    if any(isinstance(event, Protected) for event in events):
+        ProtectionUse.objects.create(player=seat.player, hand=hand)
+    # RULES §5: a player who times out twice in a row is sat out after the hand.
+    seat.consecutive_timeouts += 1
+    if seat.consecutive_timeouts >= 2:
+        seat.sit_out_after_hand = True
+    seat.save(update_fields=["consecutive_timeouts", "sit_out_after_hand"])
+    recorder = Recorder(table)
+    recorder.engine_events(hand=hand, events=events, users_by_seat=users_by_seat(seats))
+    hand_continue(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+    recorder.save()
+    return True
+
+
+@transaction.atomic
+def seat_reconnected(*, table_id: int, user: User) -> bool:
+    """Grant the reconnect bonus if it is this player's turn (finer point 10)."""
+    table = table_lock(table_id=table_id)
+    hand: Hand | None = hand_in_progress(table=table)
+    if hand is None or hand.turn_bonus_used or hand.turn_deadline is None:
+        return False
+    seats = table_seats(table=table)
+    state = HandState.from_dict(hand.state)
+    seat = next((s for s in seats if s.player_id == user.id), None)
+    if seat is None or state.actor != seat.number:
+        return False
+    hand.turn_bonus_used = True
+    hand.turn_deadline += timedelta(seconds=table.reconnect_bonus_seconds)
+    hand.save(update_fields=["turn_bonus_used", "turn_deadline"])
+    recorder = Recorder(table)
+    turn_announce(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+    recorder.save()
+    return True

@@ -1,0 +1,220 @@
+"""Seating commands: sit down with a buy-in, top up, sit out, sit in, leave.
+
+Buy-in limits come from the stake level (RULES §4), raised by the no-ratholing rule for
+a player who left the same stake level within `rathole_minutes`. Money moves through the
+cashier (wallet <-> the table's ledger account); the table account always equals the sum
+of the seats' `stack`, because stacks only change when a hand is settled.
+"""
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import User
+from cashier import services as cashier
+from cashier.exceptions import CashierError
+from tables.engine.state import HandState
+from tables.exceptions import (
+    BuyInOutOfRange,
+    HandInProgress,
+    NotSeated,
+    SeatUnavailable,
+    TableClosed,
+    TableError,
+)
+from tables.models import Departure, Seat, SeatStatus, Table, TableStatus
+from tables.scheduling import schedule_hand_start
+from tables.services.hands import (
+    hand_continue,
+    hand_in_progress,
+    seat_remove,
+    seats_public,
+    table_seats,
+)
+from tables.services.locking import table_lock
+from tables.services.recorder import Recorder
+
+
+def buy_in_range(*, table: Table, user: User) -> tuple[int, int]:
+    """The smallest and largest buy-in this player may bring to this table now."""
+    stake = table.stake_level
+    low, high = stake.buy_in_min, stake.buy_in_max
+    since = timezone.now() - timedelta(minutes=stake.rathole_minutes)
+    # Finer point 15: a return exactly `rathole_minutes` later is still inside the window.
+    last = (
+        Departure.objects.filter(player=user, stake_level=stake, left_at__gte=since)
+        .order_by("-left_at")
+        .first()
+    )
+    if last is not None:
+        low = max(low, min(last.stack, high))
+    return low, high
+
+
+def _money(call, **kwargs) -> None:
+    """Run a cashier movement, turning its refusal into a table error with its code."""
+    try:
+        call(**kwargs)
+    except CashierError as exc:
+        raise TableError(exc.message, code=exc.code) from exc
+
+
+def _seat_of(table: Table, user: User) -> Seat:
+    seat = Seat.objects.filter(table=table, player=user).select_related("player").first()
+    if seat is None:
+        raise NotSeated("You are not seated at this table.")
+    return seat
+
+
+def _in_current_hand(table: Table, seat: Seat) -> bool:
+    hand = hand_in_progress(table=table)
+    if hand is None:
+        return False
+    state = HandState.from_dict(hand.state)
+    return seat.number in state.seats and (
+        state.players[state.seats.index(seat.number)] == seat.player.username
+    )
+
+
+def _announce_seats(table: Table, recorder: Recorder) -> None:
+    recorder.message({"type": "seats", "seats": seats_public(table_seats(table=table))})
+
+
+def _start_soon(table: Table) -> None:
+    if table.status == TableStatus.OPEN and hand_in_progress(table=table) is None:
+        now = timezone.now()
+        due = table.next_hand_at if table.next_hand_at and table.next_hand_at > now else now
+        schedule_hand_start(table_id=table.id, at=due)
+
+
+@transaction.atomic
+def seat_take(
+    *,
+    table_id: int,
+    user: User,
+    seat_number: int,
+    buy_in: int,
+    post_big_blind: bool = False,
+    idempotency_key: str,
+) -> Seat:
+    """Sit down at a free seat with a buy-in from the wallet."""
+    table = table_lock(table_id=table_id)
+    if table.status == TableStatus.CLOSED:
+        raise TableClosed("This table is closed.")
+    if type(seat_number) is not int or not 1 <= seat_number <= table.seats:
+        raise SeatUnavailable(f"Seats at this table are numbered 1 to {table.seats}.")
+    if Seat.objects.filter(table=table, player=user).exists():
+        raise SeatUnavailable("You are already seated at this table.")
+    if Seat.objects.filter(table=table, number=seat_number).exists():
+        raise SeatUnavailable(f"Seat {seat_number} is taken.")
+    low, high = buy_in_range(table=table, user=user)
+    if type(buy_in) is not int or not low <= buy_in <= high:
+        raise BuyInOutOfRange(f"The buy-in must be a whole number of cents from {low} to {high}.")
+    _money(
+        cashier.table_buy_in, user=user, table=table, amount=buy_in, idempotency_key=idempotency_key
+    )
+    seat = Seat.objects.create(
+        table=table,
+        number=seat_number,
+        player=user,
+        stack=buy_in,
+        status=SeatStatus.WAITING,
+        post_big_blind=post_big_blind,
+    )
+    recorder = Recorder(table)
+    _announce_seats(table, recorder)
+    recorder.save()
+    _start_soon(table)
+    return seat
+
+
+@transaction.atomic
+def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str) -> Seat:
+    """Add chips between hands, never above the maximum buy-in (RULES §4)."""
+    table = table_lock(table_id=table_id)
+    seat = _seat_of(table, user)
+    if _in_current_hand(table, seat):
+        raise HandInProgress("You can top up between hands only; ask again when this hand ends.")
+    room = table.stake_level.buy_in_max - seat.stack
+    if type(amount) is not int or not 1 <= amount <= room:
+        raise BuyInOutOfRange(
+            f"You can add from 1 to {max(room, 0)} cents (the maximum buy-in is "
+            f"{table.stake_level.buy_in_max})."
+        )
+    _money(
+        cashier.table_top_up, user=user, table=table, amount=amount, idempotency_key=idempotency_key
+    )
+    seat.stack += amount
+    seat.save(update_fields=["stack"])
+    recorder = Recorder(table)
+    _announce_seats(table, recorder)
+    recorder.save()
+    _start_soon(table)
+    return seat
+
+
+@transaction.atomic
+def seat_sit_out(*, table_id: int, user: User) -> Seat:
+    """Stop being dealt in: at once between hands, after the hand when in one."""
+    table = table_lock(table_id=table_id)
+    seat = _seat_of(table, user)
+    if _in_current_hand(table, seat):
+        seat.sit_out_after_hand = True
+    else:
+        seat.status = SeatStatus.SITTING_OUT
+    seat.save(update_fields=["status", "sit_out_after_hand"])
+    recorder = Recorder(table)
+    _announce_seats(table, recorder)
+    recorder.save()
+    return seat
+
+
+@transaction.atomic
+def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> Seat:
+    """Come back: like a newcomer, wait for the big blind or post one (RULES §4)."""
+    table = table_lock(table_id=table_id)
+    seat = _seat_of(table, user)
+    seat.sit_out_after_hand = False
+    seat.consecutive_timeouts = 0
+    if seat.status == SeatStatus.SITTING_OUT:
+        if seat.stack == 0:
+            raise BuyInOutOfRange("You have no chips at this table: top up first.")
+        seat.status = SeatStatus.WAITING
+        seat.post_big_blind = post_big_blind
+    seat.save(
+        update_fields=["status", "post_big_blind", "sit_out_after_hand", "consecutive_timeouts"]
+    )
+    recorder = Recorder(table)
+    _announce_seats(table, recorder)
+    recorder.save()
+    _start_soon(table)
+    return seat
+
+
+@transaction.atomic
+def seat_leave(*, table_id: int, user: User) -> bool:
+    """Leave the table; the whole stack goes back to the wallet.
+
+    A player dealt into the hand in progress leaves when it ends (folding when the action
+    reaches them). Returns True when they left at once.
+    """
+    table = table_lock(table_id=table_id)
+    seat = _seat_of(table, user)
+    recorder = Recorder(table)
+    hand = hand_in_progress(table=table)
+    if hand is not None and _in_current_hand(table, seat):
+        seat.leave_after_hand = True
+        seat.save(update_fields=["leave_after_hand"])
+        state = HandState.from_dict(hand.state)
+        if state.actor == seat.number:
+            seats = table_seats(table=table)
+            hand_continue(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+        else:
+            _announce_seats(table, recorder)
+        recorder.save()
+        return False
+    seat_remove(table=table, seat=seat, recorder=recorder)
+    _announce_seats(table, recorder)
+    recorder.save()
+    return True

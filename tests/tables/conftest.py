@@ -1,0 +1,48 @@
+"""Fixtures for the table layer: funded players at a table of the real database."""
+
+import itertools
+
+import pytest
+from django.db import transaction
+
+from cashier.services import deposit_create
+from tables.engine.state import HandState
+from tables.models import Hand, HandStatus, Table
+from tables.services.hands import hand_start_if_ready
+from tables.services.locking import table_lock
+from tests.factories import StakeLevelFactory, TableFactory, UserFactory
+
+_keys = itertools.count(1)
+
+
+def key() -> str:
+    return f"test-key-{next(_keys)}"
+
+
+def funded_player(amount: int = 100_000, **fields):
+    user = UserFactory(**fields)
+    deposit_create(user=user, amount=amount, idempotency_key=key())
+    return user
+
+
+def deal(table: Table) -> Hand | None:
+    """Deal the next hand now, as the hand-start task would once the pause is over."""
+    with transaction.atomic():
+        locked = table_lock(table_id=table.id)
+        locked.next_hand_at = None
+        return hand_start_if_ready(table=locked)
+
+
+def current(table: Table) -> tuple[Hand, HandState]:
+    hand = Hand.objects.get(table=table, status=HandStatus.IN_PROGRESS)
+    return hand, HandState.from_dict(hand.state)
+
+
+@pytest.fixture
+def stake(db):
+    return StakeLevelFactory()
+
+
+@pytest.fixture
+def table(stake):
+    return TableFactory(stake_level=stake, seats=6)

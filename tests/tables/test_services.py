@@ -1,0 +1,395 @@
+"""Table commands on the real database: seating, dealing, acting, settling, leaving."""
+
+import pytest
+from django.core.management import call_command
+
+from cashier.models import AccountKind, LedgerAccount
+from tables.engine.state import HandState
+from tables.exceptions import (
+    BuyInOutOfRange,
+    HandInProgress,
+    IllegalTableAction,
+    NotSeated,
+    NotYourTurn,
+    SeatUnavailable,
+    StaleCommand,
+    TableError,
+)
+from tables.models import Departure, Hand, HandEvent, HandStatus, Seat, SeatStatus
+from tables.services import play, seating
+from tests.tables.conftest import current, deal, funded_player, key
+
+pytestmark = pytest.mark.django_db
+
+
+def table_balance(table) -> int:
+    return LedgerAccount.objects.get(kind=AccountKind.TABLE, table=table).balance
+
+
+def wallet_balance(user) -> int:
+    return LedgerAccount.objects.get(kind=AccountKind.WALLET, user=user).balance
+
+
+def sit(table, user, number, buy_in=10_000, **kw):
+    return seating.seat_take(
+        table_id=table.id, user=user, seat_number=number, buy_in=buy_in, idempotency_key=key(), **kw
+    )
+
+
+def users_at(table):
+    return {s.number: s.player for s in Seat.objects.filter(table=table).select_related("player")}
+
+
+def play_passively(table) -> Hand:
+    """Call or check until the hand ends; returns the finished hand."""
+    hand, state = current(table)
+    players = users_at(table)
+    while not state.over:
+        legal = state.legal_actions()
+        kind = "check" if legal.can_check else "call"
+        play.hand_act(table_id=table.id, user=players[state.actor], kind=kind)
+        hand.refresh_from_db()
+        state = HandState.from_dict(hand.state)
+    return hand
+
+
+def assert_table_account_matches_seats(table):
+    total = sum(Seat.objects.filter(table=table).values_list("stack", flat=True))
+    assert table_balance(table) == total
+
+
+def test_sitting_down_moves_the_buy_in_from_the_wallet_to_the_table(table):
+    alice = funded_player()
+    seat = sit(table, alice, 3, buy_in=12_000)
+    assert seat.status == SeatStatus.WAITING
+    assert wallet_balance(alice) == 100_000 - 12_000
+    assert table_balance(table) == 12_000
+
+
+@pytest.mark.parametrize("buy_in", [3_999, 20_001, 0, -5])
+def test_a_buy_in_outside_the_stake_levels_range_is_refused_and_moves_nothing(table, buy_in):
+    alice = funded_player()
+    with pytest.raises(BuyInOutOfRange, match="from 4000 to 20000"):
+        sit(table, alice, 1, buy_in=buy_in)
+    assert wallet_balance(alice) == 100_000
+    assert not Seat.objects.filter(table=table).exists()
+
+
+def test_a_buy_in_above_the_wallet_is_refused_with_the_cashiers_reason(table):
+    poor = funded_player(amount=5_000)
+    with pytest.raises(TableError) as info:
+        sit(table, poor, 1, buy_in=6_000)
+    assert info.value.code == "insufficient_funds"
+    assert not Seat.objects.filter(table=table).exists()
+
+
+def test_a_taken_seat_and_a_second_seat_are_refused(table):
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    with pytest.raises(SeatUnavailable, match="taken"):
+        sit(table, bob, 1)
+    with pytest.raises(SeatUnavailable, match="already seated"):
+        sit(table, alice, 2)
+    with pytest.raises(SeatUnavailable, match="numbered 1 to 6"):
+        sit(table, bob, 7)
+
+
+def test_two_players_are_dealt_a_hand_with_a_commitment_and_blinds(table):
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 2)
+    sit(table, bob, 5)
+    hand = deal(table)
+    assert hand is not None and hand.number == 1
+    state = HandState.from_dict(hand.state)
+    # The first hand's button goes to the first player seated; heads-up it posts the SB.
+    assert hand.button == 2
+    assert state.committed == [100, 200]
+    assert len(hand.deck_commitment) == 64 and len(hand.salt) == 64
+    types = list(HandEvent.objects.filter(hand=hand).values_list("type", flat=True))
+    assert types[:3] == ["hand_started", "posted", "posted"]
+    assert types.count("hole_cards") == 2
+    assert hand.turn_version == 1 and hand.turn_deadline is not None
+    assert Seat.objects.get(player=alice).status == SeatStatus.ACTIVE
+
+
+def test_a_full_hand_settles_stacks_and_keeps_every_chip(table):
+    players = [funded_player() for _ in range(3)]
+    for number, user in zip((1, 3, 5), players, strict=True):
+        sit(table, user, number)
+    deal(table)
+    hand = play_passively(table)
+    assert hand.status == HandStatus.FINISHED
+    state = HandState.from_dict(hand.state)
+    stacks = dict(Seat.objects.filter(table=table).values_list("number", "stack"))
+    assert stacks == dict(zip(state.seats, state.stacks, strict=True))
+    assert sum(stacks.values()) + hand.rake == 30_000
+    house = LedgerAccount.objects.get(kind=AccountKind.HOUSE).balance if hand.rake else 0
+    assert house == hand.rake
+    assert_table_account_matches_seats(table)
+    call_command("audit_ledger")
+
+
+def test_acting_out_of_turn_is_refused_and_changes_nothing(table):
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    deal(table)
+    hand, state = current(table)
+    waiting = alice if users_at(table)[state.actor] == bob else bob
+    with pytest.raises(NotYourTurn):
+        play.hand_act(table_id=table.id, user=waiting, kind="fold")
+    hand.refresh_from_db()
+    assert HandState.from_dict(hand.state) == state
+
+
+def test_an_illegal_raise_is_refused_with_the_engines_code(table):
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    deal(table)
+    hand, state = current(table)
+    actor = users_at(table)[state.actor]
+    with pytest.raises(IllegalTableAction) as info:
+        play.hand_act(table_id=table.id, user=actor, kind="bet_raise", amount=250)
+    assert info.value.code == "below_min_raise"
+    with pytest.raises(IllegalTableAction) as info:
+        play.hand_act(table_id=table.id, user=actor, kind="shove")
+    assert info.value.code == "no_such_action"
+    hand.refresh_from_db()
+    assert HandState.from_dict(hand.state) == state
+
+
+def test_an_action_for_an_earlier_turn_is_stale(table):
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    deal(table)
+    _, state = current(table)
+    with pytest.raises(StaleCommand):
+        play.hand_act(table_id=table.id, user=users_at(table)[state.actor], kind="call", turn=0)
+
+
+def test_a_stranger_cannot_act(table):
+    alice, bob, carol = funded_player(), funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    deal(table)
+    with pytest.raises(NotSeated):
+        play.hand_act(table_id=table.id, user=carol, kind="fold")
+
+
+def test_a_top_up_during_the_hand_is_refused_and_allowed_after_it(table):
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    deal(table)
+    with pytest.raises(HandInProgress, match="between hands"):
+        seating.seat_top_up(table_id=table.id, user=alice, amount=1_000, idempotency_key=key())
+    play_passively(table)
+    stack = Seat.objects.get(player=alice).stack
+    with pytest.raises(BuyInOutOfRange):
+        seating.seat_top_up(
+            table_id=table.id, user=alice, amount=20_001 - stack, idempotency_key=key()
+        )
+    seating.seat_top_up(table_id=table.id, user=alice, amount=20_000 - stack, idempotency_key=key())
+    assert Seat.objects.get(player=alice).stack == 20_000
+    assert_table_account_matches_seats(table)
+
+
+def test_leaving_during_a_hand_folds_at_the_turn_and_cashes_out_at_the_end(table):
+    alice, bob, carol = funded_player(), funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    sit(table, carol, 3)
+    deal(table)
+    hand, state = current(table)
+    leaver = users_at(table)[state.actor]
+    assert seating.seat_leave(table_id=table.id, user=leaver) is False
+    hand.refresh_from_db()
+    after = HandState.from_dict(hand.state)
+    assert str(after.status[after.index_of(state.actor)]) == "folded"
+    play_passively(table)
+    assert not Seat.objects.filter(player=leaver).exists()
+    departure = Departure.objects.get(player=leaver)
+    assert wallet_balance(leaver) == 100_000 - 10_000 + departure.stack
+    assert_table_account_matches_seats(table)
+    call_command("audit_ledger")
+
+
+def test_leaving_between_hands_returns_the_stack_at_once(table):
+    alice = funded_player()
+    sit(table, alice, 4, buy_in=15_000)
+    assert seating.seat_leave(table_id=table.id, user=alice) is True
+    assert wallet_balance(alice) == 100_000
+    assert table_balance(table) == 0
+
+
+def test_no_ratholing_a_returning_player_brings_the_stack_they_left_with(table, stake):
+    alice = funded_player()
+    sit(table, alice, 1, buy_in=18_000)
+    seating.seat_leave(table_id=table.id, user=alice)
+    with pytest.raises(BuyInOutOfRange, match="from 18000 to 20000"):
+        sit(table, alice, 1, buy_in=4_000)
+    sit(table, alice, 1, buy_in=18_000)
+
+
+def test_a_timeout_checks_when_checking_is_free(table):
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    deal(table)
+    hand, state = current(table)
+    # Preflop heads-up: the small blind calls, then the big blind could check.
+    play.hand_act(table_id=table.id, user=users_at(table)[state.actor], kind="call")
+    hand.refresh_from_db()
+    Hand.objects.filter(pk=hand.pk).update(turn_deadline="2000-01-01T00:00Z")
+    assert play.turn_timeout(table_id=table.id, hand_id=hand.id, turn=hand.turn_version)
+    timed_out = HandEvent.objects.get(hand=hand, type="timed_out")
+    assert timed_out.data["resolution"] == "check"
+
+
+def test_a_timeout_for_a_turn_already_played_does_nothing(table):
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    deal(table)
+    hand, state = current(table)
+    play.hand_act(table_id=table.id, user=users_at(table)[state.actor], kind="call")
+    assert not play.turn_timeout(table_id=table.id, hand_id=hand.id, turn=1)
+    assert not HandEvent.objects.filter(hand=hand, type="timed_out").exists()
+
+
+def test_a_timeout_before_the_deadline_does_not_act(table):
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    hand = deal(table)
+    assert not play.turn_timeout(table_id=table.id, hand_id=hand.id, turn=hand.turn_version)
+
+
+def test_two_timeouts_in_a_row_sit_the_player_out_after_the_hand(table):
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    Seat.objects.filter(player=alice).update(consecutive_timeouts=1)
+    deal(table)
+    hand, state = current(table)
+    while not state.over and users_at(table)[state.actor] != alice:
+        play.hand_act(table_id=table.id, user=users_at(table)[state.actor], kind="call")
+        hand, state = current(table)
+    Hand.objects.filter(pk=hand.pk).update(turn_deadline="2000-01-01T00:00Z")
+    play.turn_timeout(table_id=table.id, hand_id=hand.id, turn=hand.turn_version)
+    if Hand.objects.filter(pk=hand.pk, status=HandStatus.IN_PROGRESS).exists():
+        play_passively(table)
+    assert Seat.objects.get(player=alice).status == SeatStatus.SITTING_OUT
+
+
+def test_the_reconnect_bonus_is_granted_once_per_decision(table):
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    hand = deal(table)
+    state = HandState.from_dict(hand.state)
+    actor = users_at(table)[state.actor]
+    other = bob if actor == alice else alice
+    before = hand.turn_deadline
+    assert not play.seat_reconnected(table_id=table.id, user=other)
+    assert play.seat_reconnected(table_id=table.id, user=actor)
+    assert not play.seat_reconnected(table_id=table.id, user=actor)
+    hand.refresh_from_db()
+    assert (hand.turn_deadline - before).total_seconds() == table.reconnect_bonus_seconds
+
+
+def test_a_newcomer_waits_for_the_big_blind_or_posts_one(table):
+    a, b, c = funded_player(), funded_player(), funded_player()
+    sit(table, a, 1)
+    sit(table, b, 3)
+    deal(table)
+    play_passively(table)
+    # Seat 5 arrives and waits: with the button on 3 next hand, the big blind is seat 1...
+    sit(table, c, 5)
+    hand = deal(table)
+    state = HandState.from_dict(hand.state)
+    dealt_c = 5 in state.seats
+    big_blind_seat = state.seats[state.big_blind_index]
+    assert dealt_c == (big_blind_seat == 5)
+    play_passively(table)
+
+
+def test_a_newcomer_who_posts_is_dealt_in_at_once_with_a_live_big_blind(table):
+    a, b, c, d = funded_player(), funded_player(), funded_player(), funded_player()
+    for number, user in ((1, a), (2, b), (3, c)):
+        sit(table, user, number)
+    deal(table)
+    play_passively(table)
+    sit(table, d, 6, post_big_blind=True)
+    hand = deal(table)
+    state = HandState.from_dict(hand.state)
+    posts = HandEvent.objects.filter(hand=hand, type="posted")
+    kinds = {e.data["seat"]: e.data["kind"] for e in posts}
+    if 6 in state.seats and kinds.get(6) == "newcomer_big_blind":
+        assert sum(1 for k in kinds.values() if "big_blind" in k) == 2
+    else:  # seat 6 sits on the button or in the small blind this hand: it waits.
+        assert 6 not in state.seats or kinds.get(6) == "big_blind"
+
+
+def test_the_ledger_audit_checks_table_accounts_against_seats(table):
+    from cashier.audit import ledger_audit
+
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    deal(table)
+    assert ledger_audit().ok
+    # A stack changed behind the ledger's back is a discrepancy.
+    Seat.objects.filter(player=alice).update(stack=9_999)
+    messages = [str(d) for d in ledger_audit().discrepancies]
+    assert any("ledger account 20000 != seated stacks 19999" in m for m in messages)
+    assert any("seat 1 holds 9999, started with 10000" in m for m in messages)
+
+
+def test_admin_explains_a_wrong_combination_of_stake_settings(admin_client, stake):
+    data = {
+        "name": "Kill on pot limit",
+        "game": "omaha",
+        "structure": "PL",
+        "small_blind": 100,
+        "big_blind": 200,
+        "small_bet": 200,
+        "big_bet": 400,
+        "spread_min": 0,
+        "spread_max": 0,
+        "ante": 0,
+        "buy_in_min": 2_000,
+        "buy_in_max": 20_000,
+        "rathole_minutes": 60,
+        "rake_percent_bp": 500,
+        "rake_cap_2": 100,
+        "rake_cap_3_4": 200,
+        "rake_cap_5_plus": 300,
+        "kill": "full",
+        "kill_min_pot": 0,
+        "allin_protection_per_day": 0,
+    }
+    response = admin_client.post("/admin/tables/stakelevel/add/", data)
+    assert response.status_code == 200
+    assert b"Kill pots are played in fixed and spread limit only." in response.content
+    data["kill"] = "none"
+    response = admin_client.post("/admin/tables/stakelevel/add/", data)
+    assert response.status_code == 302
+
+
+def test_a_paused_table_finishes_the_hand_and_deals_no_more(table):
+    from tables.models import TableStatus
+    from tables.services.admin import table_status_set
+
+    alice, bob = funded_player(), funded_player()
+    sit(table, alice, 1)
+    sit(table, bob, 2)
+    deal(table)
+    table_status_set(table_id=table.id, status=TableStatus.PAUSED)
+    hand = play_passively(table)
+    assert hand.status == HandStatus.FINISHED
+    assert deal(table) is None
+    table_status_set(table_id=table.id, status=TableStatus.OPEN)
+    assert deal(table) is not None
