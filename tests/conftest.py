@@ -1,9 +1,12 @@
 """Fixtures shared by the whole suite: real services, started or found, never mocked."""
 
 import os
+import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +51,52 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[str]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the Celery worker did not start; see {log.name}")
         yield node
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def live_room(celery_worker_process) -> Iterator[str]:
+    """The whole room on a free port: daphne (HTTP + WebSockets) and a Celery worker, on
+    the test database and the suite's own Redis prefix and queue. Yields the base URL.
+
+    Tests that use it see only committed data, so they use `transactional_db`.
+    """
+    port = free_port()
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
+    env["DATABASE_URL"] = database_url_for(settings.DATABASES["default"])
+    log = open(ROOT / ".pytest-daphne.log", "w")  # noqa: SIM115 - closed after the server
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "poker_room.asgi:application"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/healthz", timeout=2)  # noqa: S310 - our server
+                break
+            except urllib.error.HTTPError:
+                break  # it answers (a 503 still means it is up)
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"daphne did not start; see {log.name}") from None
+                time.sleep(0.2)
+        yield url
     finally:
         proc.terminate()
         try:
