@@ -1,0 +1,139 @@
+"""Player actions and the legal-action summary offered to the player to act.
+
+An :class:`Action` names the seat that acts; the engine refuses it with ``not_your_turn``
+when that seat is not the one to act. Bets and raises use the *raise TO* convention:
+``to`` is the player's total commitment on the street after the action (for a bet, the bet
+itself).
+
+:class:`LegalActions` is what the UI offers (the ``can_*`` of the verify/can/do triad);
+``apply`` re-verifies every action against exactly these bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class ActionKind(StrEnum):
+    """What a player can do when it is their turn (``timeout`` is sent by the server)."""
+
+    FOLD = "fold"
+    CHECK = "check"
+    CALL = "call"
+    BET_RAISE = "bet_raise"
+    TIMEOUT = "timeout"
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A decision of the player at ``seat``.
+
+    ``to`` is required for ``bet_raise`` only. ``protection_allowed`` matters for
+    ``timeout`` only: the table layer passes False when the player used up their daily
+    all-in protections (``allin_protection_per_day``).
+    """
+
+    kind: ActionKind
+    seat: int
+    to: int | None = None
+    protection_allowed: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", ActionKind(self.kind))
+
+    @classmethod
+    def fold(cls, seat: int) -> Action:
+        """Fold."""
+        return cls(ActionKind.FOLD, seat)
+
+    @classmethod
+    def check(cls, seat: int) -> Action:
+        """Check."""
+        return cls(ActionKind.CHECK, seat)
+
+    @classmethod
+    def call(cls, seat: int) -> Action:
+        """Call (all-in for less when the stack is short)."""
+        return cls(ActionKind.CALL, seat)
+
+    @classmethod
+    def bet_raise(cls, seat: int, to: int) -> Action:
+        """Bet or raise to a street total of ``to``."""
+        return cls(ActionKind.BET_RAISE, seat, to=to)
+
+    @classmethod
+    def timeout(cls, seat: int, *, protection_allowed: bool = True) -> Action:
+        """The player's time ran out (RULES.md section 5)."""
+        return cls(ActionKind.TIMEOUT, seat, protection_allowed=protection_allowed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return {
+            "kind": str(self.kind),
+            "seat": self.seat,
+            "to": self.to,
+            "protection_allowed": self.protection_allowed,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Action:
+        """Inverse of :meth:`to_dict` (``to`` and ``protection_allowed`` optional)."""
+        return cls(
+            ActionKind(d["kind"]),
+            int(d["seat"]),
+            to=None if d.get("to") is None else int(d["to"]),
+            protection_allowed=bool(d.get("protection_allowed", True)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LegalActions:
+    """The options of the player to act.
+
+    * ``call_amount`` -- chips to add to call (capped at the stack: ``call_all_in``), or
+      None when there is nothing to call.
+    * ``min_to``/``max_to`` -- bounds of a bet/raise as a street total (equal in fixed
+      limit); None when no bet/raise is possible. When the stack is below a full raise the
+      only option is the all-in, so ``min_to == max_to == all_in_to``.
+    * ``raise_closed`` -- why no bet/raise is possible although there is a stack behind:
+      "betting_capped", "raise_not_reopened" or "opponents_all_in" (None otherwise).
+    """
+
+    seat: int
+    can_fold: bool
+    can_check: bool
+    call_amount: int | None
+    call_all_in: bool
+    is_bet: bool
+    min_to: int | None
+    max_to: int | None
+    all_in_to: int
+    raise_closed: str | None
+
+    @property
+    def can_bet_raise(self) -> bool:
+        """True when a bet or raise is possible."""
+        return self.min_to is not None
+
+    @property
+    def can_call(self) -> bool:
+        """True when there is something to call."""
+        return self.call_amount is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form for the client."""
+        return {
+            "seat": self.seat,
+            "can_fold": self.can_fold,
+            "can_check": self.can_check,
+            "call_amount": self.call_amount,
+            "call_all_in": self.call_all_in,
+            "can_bet_raise": self.can_bet_raise,
+            "is_bet": self.is_bet,
+            "min_to": self.min_to,
+            "max_to": self.max_to,
+            "all_in_to": self.all_in_to,
+            "raise_closed": self.raise_closed,
+        }

@@ -1,0 +1,138 @@
+"""Betting-round machinery of the hand state machine (see :mod:`tables.engine.state`).
+
+These functions work on a *private, freshly copied* :class:`~tables.engine.state.HandState`
+inside ``start_hand``/``apply`` and mutate it: who must act next, closing a round
+(uncalled bet, pots, next street or run-out) and dealing board cards.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from tables.engine import settle
+from tables.engine.betting import NEXT_STREET, Street
+from tables.engine.events import DealtBoard, Event, PotInfo, Pots, UncalledReturned
+from tables.engine.positions import clockwise_order
+from tables.engine.pots import build_pots, uncalled_excess
+
+if TYPE_CHECKING:
+    from tables.engine.state import HandState
+
+
+class PlayerStatus(StrEnum):
+    """Where a player dealt in stands."""
+
+    IN = "in"  # can still act
+    FOLDED = "folded"
+    ALL_IN = "all_in"
+    PROTECTED = "protected"  # all-in protection after a timeout (RULES.md section 5)
+
+
+IN = PlayerStatus.IN
+FOLDED = PlayerStatus.FOLDED
+ALL_IN = PlayerStatus.ALL_IN
+PROTECTED = PlayerStatus.PROTECTED
+
+
+def put_chips(st: HandState, i: int, amount: int) -> None:
+    """Move ``amount`` from player ``i``'s stack into the current street."""
+    st.stacks[i] -= amount
+    st.committed[i] += amount
+    st.contributed[i] += amount
+    if st.stacks[i] == 0:
+        st.status[i] = ALL_IN
+
+
+def needs_action(st: HandState, j: int) -> bool:
+    """True when player ``j`` must still decide something this round."""
+    status = st.status
+    if status[j] is not IN:
+        return False
+    committed = st.committed
+    others_live = False
+    others_can_act = False
+    max_other = 0
+    for k, s in enumerate(status):
+        if k != j and s is not FOLDED:
+            others_live = True
+            if s is IN:
+                others_can_act = True
+            if committed[k] > max_other:
+                max_other = committed[k]
+    if not others_live:
+        return False
+    if not others_can_act:
+        # Only calling (or folding) to the largest all-in can matter.
+        return committed[j] < max_other
+    return not st.acted[j] or committed[j] < st.to_match
+
+
+def next_actor(st: HandState, after: int | None) -> int | None:
+    """The next player in the round's order who must act, after ``after`` (None: first)."""
+    order = st.order
+    n = len(order)
+    start = 0 if after is None else order.index(after) + 1
+    for k in range(n):
+        j = order[(start + k) % n]
+        if needs_action(st, j):
+            return j
+    return None
+
+
+def advance(st: HandState, events: list[Event], after: int) -> None:
+    """Pass the turn on, or close the round when nobody needs to act."""
+    nxt = next_actor(st, after)
+    if nxt is not None:
+        st.actor_index = nxt
+    else:
+        close_round(st, events)
+
+
+def close_round(st: HandState, events: list[Event]) -> None:
+    """End the betting round and move the hand on as far as it goes."""
+    st.actor_index = None
+    excess = uncalled_excess(st.contributed)
+    if excess is not None:
+        j, amount = excess
+        st.contributed[j] -= amount
+        st.committed[j] -= amount
+        st.stacks[j] += amount
+        if st.status[j] is ALL_IN:
+            st.status[j] = IN  # chips behind again (betting is over for them anyway)
+        events.append(UncalledReturned(st.seats[j], amount))
+    n = len(st.seats)
+    st.committed = [0] * n
+    live = [s is not FOLDED for s in st.status]
+    pots = build_pots(st.seats, st.contributed, live)
+    events.append(Pots(str(st.street), tuple(PotInfo(p.amount, p.eligible) for p in pots)))
+    if sum(live) == 1:
+        settle.finish_uncontested(st, events)
+        return
+    if st.street is Street.RIVER:
+        settle.showdown(st, events)
+        return
+    if sum(1 for s in st.status if s is IN) <= 1:
+        # At most one player can still bet: run the board out (RULES.md 3.7).
+        st.runout = True
+        while st.street is not Street.RIVER:
+            deal_street(st, NEXT_STREET[st.street], events)
+        settle.showdown(st, events)
+        return
+    deal_street(st, NEXT_STREET[st.street], events)
+    st.to_match = 0
+    st.last_raise = st.limits.min_bet(st.street)
+    st.full_bets = 0
+    st.acted = [False] * n
+    st.aggressor = None
+    st.order = tuple(clockwise_order((st.seats.index(st.button) + 1) % n, n))
+    st.actor_index = next_actor(st, None)
+
+
+def deal_street(st: HandState, street: Street, events: list[Event]) -> None:
+    """Deal the board cards of ``street`` (the next cards of the deck, no burn)."""
+    start = len(st.seats) * st.config.game.hole_cards + len(st.board)
+    cards = st.deck[start : start + street.board_cards - len(st.board)]
+    st.board.extend(cards)
+    st.street = street
+    events.append(DealtBoard(str(street), tuple(cards)))

@@ -1,0 +1,293 @@
+"""Settling a hand: uncontested wins, showdown, pot awards, rake and the chop.
+
+Called by :mod:`tables.engine.state` on a (private, freshly copied) state once the betting
+is over; each function mutates that state into its final form and appends the events.
+
+Showdown (RULES.md section 3 step 8, finer point 12): the last river bettor/raiser shows
+first, else the first player still in left of the button; then clockwise. The first must
+show; a later player with auto-muck on mucks a hand that cannot win any part of any pot
+it is eligible for, judged against the hands already shown (high, and low in Hi-Lo).
+After a run-out (betting stopped because players were all-in) every hand is face up.
+
+Pots (step 9): each pot separately among its eligible shown hands; Hi-Lo pots halve with
+the odd chip to the high half, and go whole to the high hand without a qualifying low.
+Ties split with odd chips one each clockwise from the button's left. Rake (section 6) is
+taken before the awards, from the main pot first.
+
+Kill (section 7, finer point 5): a player who wins every pot whole (high and low) scoops;
+if the pots totalled at least ``kill_min_pot`` before rake, the next hand is a kill hand at
+the table's kill setting (never compounding).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tables.engine.config import KillInfo, KillMode
+from tables.engine.evaluator import describe_high, describe_low, high_value, low_value
+from tables.engine.events import Chopped, Event, HandEnded, Mucked, Raked, SeatAmount, Shown, Won
+from tables.engine.pots import Pot, build_pots, split_evenly, split_hi_lo
+from tables.engine.rake import contributed_rake, hand_rake, take_rake
+
+if TYPE_CHECKING:
+    from tables.engine.state import HandState
+
+
+@dataclass(frozen=True, slots=True)
+class HandResult:
+    """How the hand was settled. Per-player tuples are in seat order (``state.seats``).
+
+    ``pots`` are the final pots before rake; ``winnings`` the chips each player received
+    from the pots; ``next_kill`` the kill for the next hand (if the table plays kills).
+    """
+
+    pots: tuple[Pot, ...]
+    rake: int
+    contributed_rake: tuple[int, ...]
+    winnings: tuple[int, ...]
+    scooped_by: int | None
+    next_kill: KillInfo | None
+    chopped: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return {
+            "pots": [p.to_dict() for p in self.pots],
+            "rake": self.rake,
+            "contributed_rake": list(self.contributed_rake),
+            "winnings": list(self.winnings),
+            "scooped_by": self.scooped_by,
+            "next_kill": None if self.next_kill is None else self.next_kill.to_dict(),
+            "chopped": self.chopped,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> HandResult:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            pots=tuple(Pot.from_dict(p) for p in d["pots"]),
+            rake=d["rake"],
+            contributed_rake=tuple(d["contributed_rake"]),
+            winnings=tuple(d["winnings"]),
+            scooped_by=d["scooped_by"],
+            next_kill=None if d["next_kill"] is None else KillInfo.from_dict(d["next_kill"]),
+            chopped=d["chopped"],
+        )
+
+
+def _folded(st: HandState, i: int) -> bool:
+    return st.status[i] == "folded"
+
+
+def _rake(st: HandState, pots: list[Pot], events: list[Event]) -> tuple[list[Pot], int, list[int]]:
+    """Compute and take the hand's rake; return the raked pots, rake and shares."""
+    total = sum(p.amount for p in pots)
+    rake = hand_rake(st.config, total, players_dealt_in=len(st.seats), flop_seen=len(st.board) >= 3)
+    shares = contributed_rake(rake, st.seats, st.contributed, st.button)
+    events.append(
+        Raked(
+            rake,
+            tuple(SeatAmount(s, a) for s, a in zip(st.seats, shares, strict=True) if a),
+        )
+    )
+    return take_rake(pots, rake), rake, shares
+
+
+def finish_uncontested(st: HandState, events: list[Event]) -> None:
+    """Everyone else folded: the last player wins every pot, cards unseen (step 7)."""
+    winner = next(i for i in range(len(st.seats)) if not _folded(st, i))
+    live = [not _folded(st, i) for i in range(len(st.seats))]
+    pots = build_pots(st.seats, st.contributed, live)
+    raked, rake, shares = _rake(st, pots, events)
+    winnings = [0] * len(st.seats)
+    seat = st.seats[winner]
+    for k, pot in enumerate(raked):
+        if pot.amount:
+            winnings[winner] += pot.amount
+            events.append(Won(seat, k, pot.amount, None, None))
+    _finish(st, events, pots, rake, shares, winnings, scooper=seat)
+
+
+def showdown(st: HandState, events: list[Event]) -> None:
+    """Show or muck in order, then award every pot."""
+    n = len(st.seats)
+    live = [not _folded(st, i) for i in range(n)]
+    game = str(st.config.game)
+    hi_lo = st.config.game.hi_lo
+    board = st.board
+    highs: dict[int, int] = {}
+    lows: dict[int, int | None] = {}
+    for i in range(n):
+        if live[i]:
+            highs[i] = high_value(game, st.hole[i], board)
+            lows[i] = low_value(st.hole[i], board) if hi_lo else None
+    pots = build_pots(st.seats, st.contributed, live)
+
+    # Showing order.
+    b = st.seats.index(st.button)
+    if st.aggressor is not None and not st.runout and live[st.aggressor]:
+        start = st.aggressor
+    else:
+        start = next(j for j in ((b + 1 + k) % n for k in range(n)) if live[j])
+    order = [j for j in ((start + k) % n for k in range(n)) if live[j]]
+    shown: list[int] = []
+    for k, i in enumerate(order):
+        must_show = st.runout or k == 0 or not st.auto_muck[i]
+        if must_show or _can_win(st, i, shown, pots, highs, lows):
+            shown.append(i)
+            st.shown[i] = True
+            low = lows[i]
+            events.append(
+                Shown(
+                    st.seats[i],
+                    st.hole[i],
+                    describe_high(highs[i]),
+                    None if low is None else describe_low(low),
+                )
+            )
+        else:
+            events.append(Mucked(st.seats[i]))
+
+    raked, rake, shares = _rake(st, pots, events)
+    winnings = [0] * n
+    # Seats that won some pot whole (high and low); None marks a pot that was shared.
+    whole_winners: set[int | None] = set()
+    for k, (pot, raked_pot) in enumerate(zip(pots, raked, strict=True)):
+        contenders = [i for i in shown if st.seats[i] in pot.eligible]
+        best = min(highs[i] for i in contenders)
+        high_winners = [st.seats[i] for i in contenders if highs[i] == best]
+        qualified = [i for i in contenders if lows[i] is not None]
+        low_winners: list[int] = []
+        if qualified:
+            best_low = min(lows[i] or 0 for i in qualified)
+            low_winners = [st.seats[i] for i in qualified if lows[i] == best_low]
+        if len(high_winners) == 1 and (not low_winners or low_winners == high_winners):
+            whole_winners.add(high_winners[0])
+        else:
+            whole_winners.add(None)
+        if low_winners:
+            high_amount, low_amount = split_hi_lo(raked_pot.amount)
+            parts = [("high", high_winners, high_amount), ("low", low_winners, low_amount)]
+        else:
+            parts = [(None, high_winners, raked_pot.amount)]
+        for share, seats, amount in parts:
+            for seat, won in split_evenly(amount, seats, st.button).items():
+                if not won:
+                    continue
+                i = st.seats.index(seat)
+                winnings[i] += won
+                if share == "low":
+                    description = describe_low(lows[i] or 0)
+                else:
+                    description = describe_high(highs[i])
+                events.append(Won(seat, k, won, share, description))
+    # Finer point 5: a scoop is one player winning every pot of the hand whole.
+    scooper = whole_winners.pop() if len(whole_winners) == 1 else None
+    _finish(st, events, pots, rake, shares, winnings, scooper=scooper)
+
+
+def _can_win(
+    st: HandState,
+    i: int,
+    shown: list[int],
+    pots: list[Pot],
+    highs: dict[int, int],
+    lows: dict[int, int | None],
+) -> bool:
+    """Could player ``i`` win any part of a pot against the hands already shown?"""
+    seat = st.seats[i]
+    for pot in pots:
+        if seat not in pot.eligible:
+            continue
+        rivals = [j for j in shown if st.seats[j] in pot.eligible]
+        if not rivals:
+            return True
+        if highs[i] <= min(highs[j] for j in rivals):
+            return True
+        low = lows[i]
+        if low is not None:
+            rival_lows = [v for j in rivals if (v := lows[j]) is not None]
+            if not rival_lows or low <= min(rival_lows):
+                return True
+    return False
+
+
+def chop(st: HandState, events: list[Event]) -> None:
+    """The blinds chop: every forced bet and ante goes back to its owner, no rake."""
+    returned = []
+    for i, amount in enumerate(st.contributed):
+        if amount:
+            st.stacks[i] += amount
+            returned.append(SeatAmount(st.seats[i], amount))
+    n = len(st.seats)
+    st.contributed = [0] * n
+    st.committed = [0] * n
+    sb, bb = st.small_blind_index, st.big_blind_index
+    events.append(Chopped((st.seats[sb], st.seats[bb]), tuple(returned)))
+    st.actor_index = None
+    st.over = True
+    st.result = _result(st, [], 0, [0] * n, [0] * n, None, chopped=True)
+    events.append(_ended_event(st))
+
+
+def _finish(
+    st: HandState,
+    events: list[Event],
+    pots: list[Pot],
+    rake: int,
+    shares: list[int],
+    winnings: list[int],
+    *,
+    scooper: int | None,
+) -> None:
+    """Pay the winnings, record the result and emit ``hand_ended``."""
+    for i, amount in enumerate(winnings):
+        st.stacks[i] += amount
+    st.actor_index = None
+    st.over = True
+    st.committed = [0] * len(st.seats)
+    st.result = _result(st, pots, rake, shares, winnings, scooper, chopped=False)
+    events.append(_ended_event(st))
+
+
+def _result(
+    st: HandState,
+    pots: list[Pot],
+    rake: int,
+    shares: list[int],
+    winnings: list[int],
+    scooper: int | None,
+    *,
+    chopped: bool,
+) -> HandResult:
+    next_kill = None
+    kill_mode = st.config.kill
+    total = sum(p.amount for p in pots)
+    if scooper is not None and kill_mode is not KillMode.NONE and total >= st.config.kill_min_pot:
+        next_kill = KillInfo(scooper, kill_mode)
+    return HandResult(
+        pots=tuple(pots),
+        rake=rake,
+        contributed_rake=tuple(shares),
+        winnings=tuple(winnings),
+        scooped_by=scooper,
+        next_kill=next_kill,
+        chopped=chopped,
+    )
+
+
+def _ended_event(st: HandState) -> HandEnded:
+    result = st.result
+    if result is None:  # pragma: no cover - set just before
+        raise RuntimeError("hand result missing")
+    return HandEnded(
+        stacks=tuple(SeatAmount(s, a) for s, a in zip(st.seats, st.stacks, strict=True)),
+        rake=result.rake,
+        winners=tuple(
+            SeatAmount(s, a) for s, a in zip(st.seats, result.winnings, strict=True) if a
+        ),
+        scooped_by=result.scooped_by,
+        next_kill=result.next_kill,
+        chopped=result.chopped,
+    )

@@ -1,0 +1,773 @@
+"""The hand state machine: :class:`HandState`, :func:`start_hand` and :func:`apply`.
+
+Design
+======
+
+One hand, from the posts to the payouts, as a value. Django never appears here; the
+table layer (``tables/services``) owns persistence, timing, seating and broadcasting.
+
+* **Pure transitions.** ``start_hand(config, seats, button=..., deck=...)`` builds the
+  state and ``apply(state, action)`` returns a *new* state plus the events the action
+  caused; the input is never mutated (a state is copied list by list, never deep-copied,
+  which keeps ~thousands of hands per second). Illegal actions raise a subclass of
+  :class:`~tables.engine.errors.IllegalAction` before anything is copied.
+* **verify / can / do** (pokerkit's triad): ``state.legal_actions()`` is what the UI
+  offers, ``state.verify(action)`` raises the precise error, ``state.can(action)`` is its
+  boolean, and ``apply`` verifies then does. The bounds offered are exactly the bounds
+  accepted (a property test checks min-1, min, max and max+1).
+* **Automatic streets.** The ``apply`` that closes a betting round also returns uncalled
+  bets, collects the pots, deals the next street, runs the board out when at most one
+  player can still bet, and settles the hand (showdown, rake, payouts).
+* **Injected deck.** The 52 cards come from the caller (``services/dealing.py`` shuffles
+  with ``secrets.SystemRandom`` and publishes the commitment). Hole cards are dealt one
+  at a time clockwise from the small blind; the board is the next cards of the deck in
+  order -- *no burn cards* (they add nothing to a provably fair shuffled deck).
+* **Players by index, seats at the edges.** Internally player ``i`` is the ``i``-th
+  dealt-in seat in seat order; every public value (actor, events, pots, views) uses seat
+  numbers.
+* **JSON at any point.** ``to_dict``/``from_dict`` are lossless; ``view(seat)`` is what
+  one seat (or a spectator, ``None``) may see, ``auditor_view()`` is everything.
+
+Betting model
+-------------
+
+Per street: ``committed[i]`` (chips put in this street), ``to_match`` (what everyone must
+reach), ``last_raise`` (size of the last full bet/raise), ``full_bets`` (limit cap count)
+and ``acted[i]`` (acted since the last *full* bet or raise). A player must act when they
+are still in with chips and have not acted since the last full raise, or are below
+``to_match``. Forced live bets (blinds, straddle, kill blind, overblind, newcomers' big
+blinds) are not actions, so their posters get the option when the action comes back
+unraised. A short all-in raises ``to_match`` but clears nobody's ``acted``: players who
+already acted may then only call or fold (RULES.md section 2).
+
+Preflop ``to_match`` is the largest *nominal* forced live bet even if its poster was short;
+the round's first actor is left of the big blind (left of the straddle); a killer with
+``killer_acts_last`` and an overblinder are moved to the end of the preflop order. Post-flop
+the first player left of the button opens.
+
+Decisions documented here (RULES.md leaves them open)
+------------------------------------------------------
+
+* Folding is not offered when checking is free; a timeout checks in that case anyway.
+* Nobody may bet or raise when no other player still in could call any of it (all the
+  others are all-in or have no more chips than the current bet), as pokerkit does.
+* Chop is decided automatically from the two blinds' ``chop`` preferences at the moment
+  everyone else has folded to them (allowed only without straddle, kill, overblind or
+  newcomer big blinds, with at least three players dealt in).
+* A kill hand takes no straddle and no overblind; an overblind hand takes no straddle
+  (the limits are already raised; never compounding, as finer point 5 says of kills).
+  A straddle needs at least three players dealt in.
+* Voluntary posts (straddle, overblind) need the chips to post them in full.
+* A big blind (straddle, kill blind) posted all-in for less still sets the amount to call
+  for the others; a player who already covers every all-in opponent is not asked to act.
+* Short all-ins never add up to a reopening raise, never count toward the limit cap, and
+  the next full raise is the last full increment on top of them (fixed limit too).
+* With ``killer_acts_last`` off the killer acts in seat order; their first turn in an
+  unraised pot is their option (check or raise), as for any live blind.
+* The kill multiplier is the one in the ``KillInfo`` passed in (the table's setting when
+  the engine produced it).
+* Hands are turned face up at once only after a run-out (betting stopped because at most
+  one player could bet); a river that was bet and called shows in the normal order.
+* All-in protection: the protected player is treated as all-in for what they have put in;
+  the rest of their stack stays behind, untouched.
+
+Module map
+----------
+
+``config`` (TableConfig), ``betting`` (limits and bet bounds), ``rounds`` (who acts,
+closing rounds), ``pots``, ``rake``, ``settle`` (showdown, awards, chop), ``events``,
+``actions`` (Action, LegalActions), ``errors``, ``positions`` (button and blinds),
+``testing`` (stacked decks and scripted hands for tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from enum import StrEnum
+from typing import Any
+
+from tables.engine import errors, settle
+from tables.engine.actions import Action, ActionKind, LegalActions
+from tables.engine.betting import (
+    Limits,
+    Street,
+    is_capped,
+    min_raise_increment,
+    raise_bounds,
+)
+from tables.engine.cards import card_str
+from tables.engine.config import KillInfo, KillMode, Structure, TableConfig
+from tables.engine.events import (
+    Acted,
+    Event,
+    HandStarted,
+    HoleCards,
+    Posted,
+    Protected,
+    SeatInfo,
+    TimedOut,
+)
+from tables.engine.positions import clockwise_order
+from tables.engine.pots import Pot, build_pots
+from tables.engine.rounds import (
+    ALL_IN,
+    FOLDED,
+    IN,
+    PROTECTED,
+    PlayerStatus,
+    advance,
+    close_round,
+    next_actor,
+    put_chips,
+)
+from tables.engine.settle import HandResult
+
+
+@dataclass(frozen=True, slots=True)
+class SeatEntry:
+    """A player dealt in to the hand, with their choices for it.
+
+    ``posts_big_blind``: a newcomer posting a live big blind out of position (not allowed
+    from the small-blind or button seat, finer point 16). ``straddle``/``overblind``: asks
+    to post one (honoured when the table allows it and the seat qualifies). ``chop``: the
+    "chop blinds" preference. ``auto_muck``: "auto-muck losing hands" (RULES.md section 3).
+    """
+
+    seat: int
+    player: str
+    stack: int
+    posts_big_blind: bool = False
+    straddle: bool = False
+    overblind: bool = False
+    chop: bool = False
+    auto_muck: bool = True
+
+
+@dataclass(slots=True)
+class HandState:
+    """One hand in progress or finished. Treat as immutable: use :func:`apply`.
+
+    Per-player lists are indexed like ``seats``. See the module docstring for the model.
+    """
+
+    # Fixed for the whole hand.
+    config: TableConfig
+    hand_id: str
+    button: int
+    seats: tuple[int, ...]
+    players: tuple[str, ...]
+    starting_stacks: tuple[int, ...]
+    auto_muck: tuple[bool, ...]
+    hole: tuple[tuple[int, ...], ...]
+    deck: tuple[int, ...]
+    deck_commitment: str | None
+    limits: Limits
+    small_blind_index: int
+    big_blind_index: int
+    straddler: int | None
+    killer: int | None
+    kill: KillInfo | None
+    overblinder: int | None
+    chop_possible: bool
+    # Changing as the hand goes.
+    street: Street
+    board: list[int]
+    stacks: list[int]
+    status: list[PlayerStatus]
+    committed: list[int]
+    contributed: list[int]
+    antes: list[int]
+    acted: list[bool]
+    shown: list[bool]
+    order: tuple[int, ...]
+    actor_index: int | None
+    to_match: int
+    last_raise: int
+    full_bets: int
+    aggressor: int | None
+    runout: bool
+    over: bool
+    result: HandResult | None
+
+    # -- copying ------------------------------------------------------------------------
+
+    def copy(self) -> HandState:
+        """A copy sharing the immutable parts and owning fresh per-player lists."""
+        new = object.__new__(HandState)
+        for name in _FIELD_NAMES:
+            object.__setattr__(new, name, getattr(self, name))
+        new.board = self.board.copy()
+        new.stacks = self.stacks.copy()
+        new.status = self.status.copy()
+        new.committed = self.committed.copy()
+        new.contributed = self.contributed.copy()
+        new.antes = self.antes.copy()
+        new.acted = self.acted.copy()
+        new.shown = self.shown.copy()
+        return new
+
+    # -- simple queries -----------------------------------------------------------------
+
+    @property
+    def actor(self) -> int | None:
+        """Seat of the player to act; None once the hand is over."""
+        return None if self.actor_index is None else self.seats[self.actor_index]
+
+    @property
+    def is_over(self) -> bool:
+        """True once the hand is settled (``result`` is set)."""
+        return self.over
+
+    @property
+    def pot_total(self) -> int:
+        """Every chip in the middle now (collected pots plus this street's bets)."""
+        return 0 if self.over else sum(self.contributed)
+
+    @property
+    def pots(self) -> list[Pot]:
+        """Pots collected so far (bets of the current street not included).
+
+        Once the hand is over: the final pots before rake.
+        """
+        if self.result is not None:
+            return list(self.result.pots)
+        collected = [c - k for c, k in zip(self.contributed, self.committed, strict=True)]
+        return build_pots(self.seats, collected, [s is not FOLDED for s in self.status])
+
+    def index_of(self, seat: int) -> int:
+        """Player index of ``seat`` (ValueError if that seat is not dealt in)."""
+        return self.seats.index(seat)
+
+    def stack_of(self, seat: int) -> int:
+        """Chips behind of the player at ``seat``."""
+        return self.stacks[self.seats.index(seat)]
+
+    # -- the verify / can / do triad ----------------------------------------------------
+
+    def legal_actions(self) -> LegalActions:
+        """The options of the player to act (raises HandOver when the hand is over)."""
+        if self.over or self.actor_index is None:
+            raise errors.HandOver("The hand is over.")
+        i = self.actor_index
+        status = self.status
+        committed = self.committed[i]
+        stack = self.stacks[i]
+        others_can_act = False  # someone else still in with chips behind
+        others_can_call_more = False  # ... who could call part of a bet above to_match
+        max_other = 0
+        for j, s in enumerate(status):
+            if j != i and s is not FOLDED:
+                if s is IN:
+                    others_can_act = True
+                    if self.committed[j] + self.stacks[j] > self.to_match:
+                        others_can_call_more = True
+                if self.committed[j] > max_other:
+                    max_other = self.committed[j]
+        target = self.to_match if others_can_act else min(self.to_match, max_other)
+        to_call = max(target - committed, 0)
+        call_amount = min(to_call, stack) if to_call else None
+        all_in_to = committed + stack
+        min_to: int | None = None
+        max_to: int | None = None
+        closed: str | None = None
+        if all_in_to > self.to_match:
+            if not others_can_call_more:
+                closed = "opponents_all_in"
+            elif is_capped(self.limits, self.full_bets):
+                closed = "betting_capped"
+            elif self.acted[i]:
+                closed = "raise_not_reopened"
+            else:
+                low, high = raise_bounds(
+                    self.limits,
+                    self.street,
+                    to_match=self.to_match,
+                    last_raise=self.last_raise,
+                    committed=committed,
+                    pot_total=sum(self.contributed),
+                )
+                if all_in_to < low:
+                    min_to = max_to = all_in_to
+                else:
+                    min_to = low
+                    max_to = all_in_to if high is None else min(high, all_in_to)
+        return LegalActions(
+            seat=self.seats[i],
+            can_fold=to_call > 0,
+            can_check=to_call == 0,
+            call_amount=call_amount,
+            call_all_in=call_amount is not None and call_amount == stack,
+            is_bet=self.to_match == 0,
+            min_to=min_to,
+            max_to=max_to,
+            all_in_to=all_in_to,
+            raise_closed=closed,
+        )
+
+    def verify(self, action: Action) -> LegalActions:
+        """Raise the precise IllegalAction if ``action`` is not allowed; else the options."""
+        if self.over:
+            raise errors.HandOver("The hand is over.")
+        if action.seat != self.actor:
+            raise errors.NotYourTurn(f"It is seat {self.actor}'s turn, not seat {action.seat}'s.")
+        legal = self.legal_actions()
+        kind = action.kind
+        if kind is ActionKind.FOLD:
+            if not legal.can_fold:
+                raise errors.NoSuchAction("You can check for free; folding is not offered.")
+        elif kind is ActionKind.CHECK:
+            if not legal.can_check:
+                raise errors.NoSuchAction(
+                    f"You cannot check: it costs {legal.call_amount} to call."
+                )
+        elif kind is ActionKind.CALL:
+            if legal.call_amount is None:
+                raise errors.NoSuchAction("There is nothing to call; you can check.")
+        elif kind is ActionKind.BET_RAISE:
+            _verify_bet_raise(self, legal, action.to)
+        elif kind is not ActionKind.TIMEOUT:  # pragma: no cover - ActionKind is closed
+            raise errors.NoSuchAction(f"Unknown action {kind!r}.")
+        return legal
+
+    def can(self, action: Action) -> bool:
+        """True when ``apply(self, action)`` would be accepted."""
+        try:
+            self.verify(action)
+        except errors.IllegalAction:
+            return False
+        return True
+
+    # -- views --------------------------------------------------------------------------
+
+    def view(self, seat: int | None) -> dict[str, Any]:
+        """What the player at ``seat`` (None: a spectator) may see, as plain JSON.
+
+        Hole cards: the viewer's own, and others' only once shown at showdown.
+        """
+        players = []
+        for i, s in enumerate(self.seats):
+            visible = s == seat or self.shown[i]
+            players.append(
+                {
+                    "seat": s,
+                    "player": self.players[i],
+                    "stack": self.stacks[i],
+                    "committed": self.committed[i],
+                    "in_pot": self.contributed[i],
+                    "status": str(self.status[i]),
+                    "cards": [card_str(c) for c in self.hole[i]] if visible else None,
+                    "shown": self.shown[i],
+                }
+            )
+        legal = None
+        if not self.over and seat is not None and seat == self.actor:
+            legal = self.legal_actions().to_dict()
+        return {
+            "hand_id": self.hand_id,
+            "game": str(self.config.game),
+            "structure": str(self.config.structure),
+            "limits": self.limits.to_dict(),
+            "button": self.button,
+            "street": str(self.street),
+            "board": [card_str(c) for c in self.board],
+            "pots": [p.to_dict() for p in self.pots],
+            "pot_total": self.pot_total,
+            "to_match": self.to_match,
+            "actor": self.actor,
+            "is_over": self.over,
+            "players": players,
+            "legal_actions": legal,
+            "result": None if self.result is None else self.result.to_dict(),
+            "deck_commitment": self.deck_commitment,
+        }
+
+    def auditor_view(self) -> dict[str, Any]:
+        """Everything, including every hole card and the deck order."""
+        out = self.to_dict()
+        out["deck_cards"] = [card_str(c) for c in self.deck]
+        out["hole_cards"] = [
+            {"seat": s, "cards": [card_str(c) for c in self.hole[i]]}
+            for i, s in enumerate(self.seats)
+        ]
+        return out
+
+    # -- JSON ---------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Lossless plain JSON form (cards as ints)."""
+        out: dict[str, Any] = {}
+        for name in _FIELD_NAMES:
+            value = getattr(self, name)
+            if name in ("config", "limits", "kill", "result"):
+                value = None if value is None else value.to_dict()
+            elif name == "hole":
+                value = [list(h) for h in value]
+            elif isinstance(value, StrEnum):
+                value = str(value)
+            elif name == "status":
+                value = [str(s) for s in value]
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> HandState:
+        """Inverse of :meth:`to_dict`."""
+        kwargs = dict(d)
+        kwargs["config"] = TableConfig.from_dict(d["config"])
+        kwargs["limits"] = Limits.from_dict(d["limits"])
+        kwargs["kill"] = None if d["kill"] is None else KillInfo.from_dict(d["kill"])
+        kwargs["result"] = None if d["result"] is None else HandResult.from_dict(d["result"])
+        kwargs["hole"] = tuple(tuple(h) for h in d["hole"])
+        kwargs["street"] = Street(d["street"])
+        kwargs["status"] = [PlayerStatus(s) for s in d["status"]]
+        for name in _TUPLE_FIELDS:
+            kwargs[name] = tuple(d[name])
+        for name in _LIST_FIELDS:
+            kwargs[name] = list(d[name])
+        return cls(**kwargs)
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(HandState))
+_TUPLE_FIELDS = ("seats", "players", "starting_stacks", "auto_muck", "deck", "order")
+_LIST_FIELDS = ("board", "stacks", "committed", "contributed", "antes", "acted", "shown")
+
+
+def _verify_bet_raise(state: HandState, legal: LegalActions, to: int | None) -> None:
+    """Raise the precise error for a refused bet/raise to ``to``."""
+    if to is None:
+        raise errors.NoSuchAction("A bet or raise needs an amount.")
+    word = "bet" if legal.is_bet else "raise"
+    if legal.min_to is None or legal.max_to is None:
+        closed = legal.raise_closed
+        if closed == "betting_capped":
+            raise errors.BettingCapped("The betting is capped: you may only call or fold.")
+        if closed == "raise_not_reopened":
+            raise errors.RaiseNotReopened(
+                "A short all-in did not reopen the betting: you may only call or fold."
+            )
+        if closed == "opponents_all_in":
+            raise errors.OpponentsAllIn(
+                "Nobody else could call a raise (all-in or covered): you may only call or fold."
+            )
+        raise errors.ExceedsStack(f"You do not have enough chips to {word}; you can call.")
+    if to > legal.all_in_to:
+        raise errors.ExceedsStack(f"You only have enough chips to {word} to {legal.all_in_to}.")
+    if to < legal.min_to:
+        if legal.min_to == legal.all_in_to == legal.max_to:
+            raise errors.BelowMinRaise(f"You can only {word} all-in, to {legal.min_to}.")
+        raise errors.BelowMinRaise(f"The minimum {word} is to {legal.min_to}.")
+    if to > legal.max_to:
+        structure = state.limits.structure
+        if structure is Structure.PL:
+            raise errors.AbovePotLimit(f"The pot limit allows a {word} to {legal.max_to}.")
+        if structure is Structure.FL:
+            raise errors.AboveLimit(f"In fixed limit you {word} to exactly {legal.max_to}.")
+        raise errors.AboveLimit(f"The limit allows a {word} to at most {legal.max_to}.")
+
+
+# ---------------------------------------------------------------------------------------
+# Starting a hand
+# ---------------------------------------------------------------------------------------
+
+
+def start_hand(
+    config: TableConfig,
+    seats: Sequence[SeatEntry],
+    *,
+    button: int,
+    deck: Sequence[int],
+    hand_id: str = "",
+    kill: KillInfo | None = None,
+    deck_commitment: str | None = None,
+) -> tuple[HandState, list[Event]]:
+    """Post the forced bets, deal the hole cards and return the state and its events.
+
+    ``seats`` are the players dealt in (any order); ``button`` one of their seats;
+    ``deck`` the full 52-card order (dealt from index 0). ``kill`` is the previous hand's
+    ``result.next_kill`` when the killer is still dealt in (ignored when the table plays
+    no kills or the killer is not dealt in).
+    """
+    config.validate()
+    entries = sorted(seats, key=lambda e: e.seat)
+    n = len(entries)
+    seat_numbers = tuple(e.seat for e in entries)
+    if not 2 <= n <= 10:
+        raise errors.SetupError(f"A hand needs 2 to 10 players dealt in, not {n}.")
+    if len(set(seat_numbers)) != n:
+        raise errors.SetupError("A seat is dealt in twice.")
+    if any(e.stack <= 0 for e in entries):
+        raise errors.SetupError("Every player dealt in needs chips.")
+    if button not in seat_numbers:
+        raise errors.SetupError(f"The button seat {button} is not dealt in.")
+    deck_t = tuple(deck)
+    if len(deck_t) != 52 or set(deck_t) != _ALL_CARDS:
+        raise errors.SetupError("The deck must hold each of the 52 cards once.")
+
+    b = seat_numbers.index(button)
+    sb, bb = (b, (b + 1) % n) if n == 2 else ((b + 1) % n, (b + 2) % n)
+    for j, e in enumerate(entries):
+        if e.posts_big_blind and j in (sb, b):
+            raise errors.SetupError(
+                f"Seat {e.seat} cannot post a newcomer big blind from the small-blind or "
+                "button seat; it waits until the button passes (finer point 16)."
+            )
+    bb_amount = config.big_blind
+    # Kill (limit games only, validated): the killer must still be dealt in.
+    killer: int | None = None
+    kill_in_force: KillInfo | None = None
+    if kill is not None and config.kill is not KillMode.NONE and kill.seat in seat_numbers:
+        killer = seat_numbers.index(kill.seat)
+        kill_in_force = KillInfo(kill.seat, kill.multiplier)
+    # Overblind: one per hand, the first asking from the button's left (finer point 6).
+    overblinder: int | None = None
+    if config.allow_overblind and killer is None:
+        for j in clockwise_order((b + 1) % n, n):
+            if entries[j].overblind and entries[j].stack >= config.ante + 2 * bb_amount:
+                overblinder = j
+                break
+    # Straddle: the player left of the big blind, three or more dealt in.
+    straddler: int | None = None
+    if config.allow_straddle and killer is None and overblinder is None and n >= 3:
+        j = (bb + 1) % n
+        if entries[j].straddle and entries[j].stack >= config.ante + 2 * bb_amount:
+            straddler = j
+    if killer is not None and kill_in_force is not None:
+        scale = kill_in_force.multiplier
+    else:
+        scale = KillMode.FULL if overblinder is not None else KillMode.NONE
+    limits = Limits.for_hand(config, scale)
+
+    stacks = [e.stack for e in entries]
+    committed = [0] * n
+    contributed = [0] * n
+    antes = [0] * n
+    status = [IN] * n
+    events: list[Event] = [
+        HandStarted(
+            hand_id=hand_id,
+            button=button,
+            game=str(config.game),
+            structure=str(config.structure),
+            seats=tuple(SeatInfo(e.seat, e.player, e.stack) for e in entries),
+            small_blind=config.small_blind,
+            big_blind=bb_amount,
+            ante=config.ante,
+            small_bet=limits.small_bet,
+            big_bet=limits.big_bet,
+            spread_min=limits.spread_min,
+            spread_max=limits.spread_max,
+            limit_multiplier=limits.multiplier,
+            kill=kill_in_force,
+            overblind_seat=None if overblinder is None else seat_numbers[overblinder],
+            straddle_seat=None if straddler is None else seat_numbers[straddler],
+            deck_commitment=deck_commitment,
+        )
+    ]
+
+    def post(j: int, kind: str, amount: int, *, live: bool = True) -> None:
+        paid = min(amount, stacks[j])
+        if paid <= 0:
+            return
+        stacks[j] -= paid
+        contributed[j] += paid
+        if live:
+            committed[j] += paid
+        else:
+            antes[j] += paid
+        if stacks[j] == 0:
+            status[j] = ALL_IN
+        events.append(Posted(seat_numbers[j], kind, paid, stacks[j] == 0))
+
+    deal_order = clockwise_order(sb, n)
+    if config.ante:
+        for j in deal_order:
+            post(j, "ante", config.ante, live=False)
+    special: dict[int, tuple[str, int]] = {}
+    if killer is not None:
+        kill_blind = limits.small_bet if config.structure is Structure.FL else limits.spread_min
+        special[killer] = ("kill_blind", kill_blind)
+    if overblinder is not None:
+        special[overblinder] = ("overblind", 2 * bb_amount)
+    if straddler is not None:
+        special[straddler] = ("straddle", 2 * bb_amount)
+    nominal = [0]
+    if sb not in special:
+        post(sb, "small_blind", config.small_blind)
+        nominal.append(min(config.small_blind, bb_amount))
+    if bb not in special:
+        post(bb, "big_blind", bb_amount)
+        nominal.append(bb_amount)
+    newcomers = False
+    for j in deal_order:
+        if entries[j].posts_big_blind and j not in (sb, bb) and j not in special:
+            post(j, "newcomer_big_blind", bb_amount)
+            nominal.append(bb_amount)
+            newcomers = True
+    for j, (kind, amount) in special.items():
+        post(j, kind, amount)
+        nominal.append(amount)
+
+    # Hole cards: one at a time clockwise from the small blind.
+    per_player = config.game.hole_cards
+    hands: list[list[int]] = [[] for _ in range(n)]
+    for r in range(per_player):
+        for p, j in enumerate(deal_order):
+            hands[j].append(deck_t[r * n + p])
+    for j in deal_order:
+        events.append(HoleCards(seat_numbers[j], tuple(hands[j])))
+
+    # Preflop order and bet levels.
+    first = ((straddler if straddler is not None else bb) + 1) % n
+    order = clockwise_order(first, n)
+    last = killer if (killer is not None and config.killer_acts_last) else overblinder
+    if last is not None:
+        order.remove(last)
+        order.append(last)
+    to_match = max(nominal)
+    if config.structure in (Structure.PL, Structure.NL):
+        last_raise = max(bb_amount, to_match)  # finer point 4: the straddle is a bigger BB
+    elif config.structure is Structure.SL:
+        last_raise = to_match - bb_amount if straddler is not None else to_match
+    else:
+        last_raise = limits.small_bet
+    chop_possible = (
+        config.allow_chop
+        and n >= 3
+        and entries[sb].chop
+        and entries[bb].chop
+        and not special
+        and not newcomers
+    )
+    state = HandState(
+        config=config,
+        hand_id=hand_id,
+        button=button,
+        seats=seat_numbers,
+        players=tuple(e.player for e in entries),
+        starting_stacks=tuple(e.stack for e in entries),
+        auto_muck=tuple(e.auto_muck for e in entries),
+        hole=tuple(tuple(h) for h in hands),
+        deck=deck_t,
+        deck_commitment=deck_commitment,
+        limits=limits,
+        small_blind_index=sb,
+        big_blind_index=bb,
+        straddler=straddler,
+        killer=killer,
+        kill=kill_in_force,
+        overblinder=overblinder,
+        chop_possible=chop_possible,
+        street=Street.PREFLOP,
+        board=[],
+        stacks=stacks,
+        status=status,
+        committed=committed,
+        contributed=contributed,
+        antes=antes,
+        acted=[False] * n,
+        shown=[False] * n,
+        order=tuple(order),
+        actor_index=None,
+        to_match=to_match,
+        last_raise=last_raise,
+        full_bets=2 if straddler is not None else 1,
+        aggressor=None,
+        runout=False,
+        over=False,
+        result=None,
+    )
+    state.actor_index = next_actor(state, None)
+    if state.actor_index is None:  # everyone is all-in from the posts
+        close_round(state, events)
+    return state, events
+
+
+_ALL_CARDS = frozenset(range(52))
+
+
+# ---------------------------------------------------------------------------------------
+# Applying actions
+# ---------------------------------------------------------------------------------------
+
+
+def apply(state: HandState, action: Action) -> tuple[HandState, list[Event]]:
+    """Apply ``action`` and return the new state and the events; ``state`` is untouched.
+
+    Raises an :class:`~tables.engine.errors.IllegalAction` subclass (state unchanged) if
+    the action is not allowed. Closing a round advances the hand as far as it goes
+    without a decision (next street, run-out, showdown, settlement).
+    """
+    legal = state.verify(action)
+    st = state.copy()
+    events: list[Event] = []
+    i = st.actor_index
+    if i is None:  # pragma: no cover - verify() guarantees an actor
+        raise errors.HandOver("The hand is over.")
+    seat = st.seats[i]
+    kind = action.kind
+    if kind is ActionKind.TIMEOUT:
+        if legal.can_check:
+            resolution = "check"
+            kind = ActionKind.CHECK
+        elif (
+            st.config.allin_protection
+            and action.protection_allowed
+            and st.contributed[i] > st.antes[i]  # finer point 8: antes do not count
+        ):
+            resolution = "protected"
+        else:
+            resolution = "fold"
+            kind = ActionKind.FOLD
+        events.append(TimedOut(seat, resolution))
+        if resolution == "protected":
+            st.status[i] = PROTECTED
+            st.acted[i] = True
+            events.append(Protected(seat, st.contributed[i]))
+            advance(st, events, i)
+            return st, events
+
+    if kind is ActionKind.FOLD:
+        st.status[i] = FOLDED
+        st.acted[i] = True
+        events.append(Acted(seat, "fold", 0, st.committed[i], False))
+        if st.chop_possible and _folded_to_blinds(st):
+            settle.chop(st, events)
+            return st, events
+    elif kind is ActionKind.CHECK:
+        st.acted[i] = True
+        events.append(Acted(seat, "check", 0, st.committed[i], False))
+    elif kind is ActionKind.CALL:
+        amount = legal.call_amount or 0
+        put_chips(st, i, amount)
+        st.acted[i] = True
+        events.append(Acted(seat, "call", amount, st.committed[i], st.stacks[i] == 0))
+    else:  # BET_RAISE, verified
+        to = action.to or 0  # verified not None
+        amount = to - st.committed[i]
+        increment = to - st.to_match
+        if increment >= min_raise_increment(st.limits, st.street, st.last_raise):
+            # A full bet or raise: reopens the betting for everyone.
+            st.last_raise = increment
+            st.full_bets += 1
+            st.acted = [False] * len(st.seats)
+        st.to_match = to
+        st.aggressor = i
+        st.acted[i] = True
+        put_chips(st, i, amount)
+        word = "bet" if legal.is_bet else "raise"
+        events.append(Acted(seat, word, amount, st.committed[i], st.stacks[i] == 0))
+    advance(st, events, i)
+    return st, events
+
+
+def _folded_to_blinds(st: HandState) -> bool:
+    """Everyone but the two blinds folded and neither blind has acted (chop moment)."""
+    if st.street is not Street.PREFLOP:
+        return False
+    sb, bb = st.small_blind_index, st.big_blind_index
+    if st.acted[sb] or st.acted[bb]:
+        return False
+    return all((s is not FOLDED) == (j in (sb, bb)) for j, s in enumerate(st.status))
