@@ -24,7 +24,7 @@ from tables.events import table_group
 from tables.exceptions import TableError
 from tables.models import Table
 from tables.selectors import table_snapshot
-from tables.services import play, seating
+from tables.services import advance, play, seating
 
 # cmd -> (service, {message field: (service argument, type)})
 COMMANDS: dict[str, tuple[Any, dict[str, tuple[str, type]]]] = {
@@ -45,7 +45,10 @@ COMMANDS: dict[str, tuple[Any, dict[str, tuple[str, type]]]] = {
     "sit_out": (seating.seat_sit_out, {}),
     "sit_in": (seating.seat_sit_in, {"post_big_blind": ("post_big_blind", bool)}),
     "leave": (seating.seat_leave, {}),
+    "advance": (advance.seat_advance_set, {"action": ("kind", str), "amount": ("amount", int)}),
 }
+# Fields a command cannot go without.
+REQUIRED = {"act": {"action"}, "sit": {"seat", "buy_in"}, "top_up": {"amount"}}
 # Money-moving commands: a missing idempotency key gets one unique to this command.
 KEYED = {"sit", "top_up"}
 
@@ -128,6 +131,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if self.user is None:
             raise CommandError("login_required", "Log in to play.")
         service, fields = COMMANDS[cmd]
+        missing = sorted(name for name in REQUIRED.get(cmd, ()) if content.get(name) is None)
+        if missing:
+            raise CommandError("malformed", f"{cmd!r} needs {', '.join(missing)}.")
         kwargs: dict[str, Any] = {"table_id": self.table_id, "user": self.user}
         for name, (argument, kind) in fields.items():
             if name not in content or content[name] is None:

@@ -173,6 +173,9 @@ class Seat(models.Model):
     leave_after_hand = models.BooleanField(default=False)
     sit_out_after_hand = models.BooleanField(default=False)
     consecutive_timeouts = models.PositiveSmallIntegerField(default=0)
+    # A ticked advance action (fold, check, check_fold, call, bet_raise) waiting for the
+    # player's turn, with the situation it was ticked in (see services/advance.py).
+    advance = models.JSONField(null=True, blank=True)
     sat_down_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -4,8 +4,29 @@ from typing import Any
 
 from accounts.models import User
 from tables.engine.state import HandState
-from tables.models import Table
-from tables.services.hands import hand_in_progress, seats_public, table_seats
+from tables.models import Hand, HandStatus, Seat, Table
+
+
+def hand_in_progress(*, table: Table) -> Hand | None:
+    return Hand.objects.filter(table=table, status=HandStatus.IN_PROGRESS).first()
+
+
+def table_seats(*, table: Table) -> list[Seat]:
+    return list(Seat.objects.filter(table=table).select_related("player").order_by("number"))
+
+
+def seats_public(seats: list[Seat]) -> list[dict]:
+    """What anyone at the table may know of its seats."""
+    return [
+        {
+            "seat": s.number,
+            "player": s.player.username,
+            "stack": s.stack,
+            "status": s.status,
+            "leaving": s.leave_after_hand,
+        }
+        for s in sorted(seats, key=lambda s: s.number)
+    ]
 
 
 def table_public(*, table: Table) -> dict[str, Any]:
@@ -63,6 +84,7 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
             "stack": mine.stack,
             "leaving": mine.leave_after_hand,
             "sitting_out_next": mine.sit_out_after_hand,
+            "advance": mine.advance,
         },
         "hand": hand_view,
     }

@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from tables.models import Table, TableStatus
 from tables.scheduling import schedule_hand_start
-from tables.services.hands import hand_in_progress
+from tables.selectors import hand_in_progress
 from tables.services.locking import table_lock
 from tables.services.recorder import Recorder
 

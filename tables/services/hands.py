@@ -21,16 +21,10 @@ from tables.engine.positions import blind_seats, next_button
 from tables.engine.state import HandState, SeatEntry, apply, start_hand
 from tables.models import Departure, Hand, HandStatus, Seat, SeatStatus, Table, TableStatus
 from tables.scheduling import schedule_hand_start, schedule_turn_timeout
+from tables.selectors import hand_in_progress, seats_public, table_seats
+from tables.services.advance_rules import advance_action, advance_still_valid
 from tables.services.config import stake_config
 from tables.services.recorder import Recorder
-
-
-def hand_in_progress(*, table: Table) -> Hand | None:
-    return Hand.objects.filter(table=table, status=HandStatus.IN_PROGRESS).first()
-
-
-def table_seats(*, table: Table) -> list[Seat]:
-    return list(Seat.objects.filter(table=table).select_related("player").order_by("number"))
 
 
 def users_by_seat(seats: list[Seat]) -> dict[int, int]:
@@ -168,15 +162,31 @@ def hand_start_if_ready(*, table: Table) -> Hand | None:
 def hand_continue(
     *, table: Table, hand: Hand, state: HandState, seats: list[Seat], recorder: Recorder
 ) -> HandState:
-    """After an engine transition: fold leavers, then start the next turn or settle."""
+    """After an engine transition: clear advance actions the table has outgrown, play
+    the actor's own queued action or fold a leaver, then start the next turn or settle."""
     by_number = {seat.number: seat for seat in seats}
-    while not state.over:
-        actor = by_number.get(state.actor)
-        if actor is None or not actor.leave_after_hand:
+    users = users_by_seat(seats)
+    while True:
+        for seat in seats:
+            if seat.advance and (state.over or not advance_still_valid(seat.advance, state)):
+                _advance_clear(seat, recorder)
+        if state.over:
             break
-        # A player who asked to leave folds when the action reaches them.
-        state, events = apply(state, Action.fold(actor.number))
-        recorder.engine_events(hand=hand, events=events, users_by_seat=users_by_seat(seats))
+        actor = by_number.get(state.actor)
+        if actor is None:
+            break
+        if actor.leave_after_hand:
+            # A player who asked to leave folds when the action reaches them.
+            action = Action.fold(actor.number)
+        elif actor.advance:
+            action = advance_action(actor.advance, state, actor.number)
+            _advance_clear(actor, recorder)
+        else:
+            action = None
+        if action is None:
+            break
+        state, events = apply(state, action)
+        recorder.engine_events(hand=hand, events=events, users_by_seat=users)
     hand.state = state.to_dict()
     if state.over:
         _hand_settle(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
@@ -184,6 +194,13 @@ def hand_continue(
         turn_start(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
     hand.save()
     return state
+
+
+def _advance_clear(seat: Seat, recorder: Recorder) -> None:
+    """Forget the seat's advance action and tell only its player, with the last event."""
+    seat.advance = None
+    seat.save(update_fields=["advance"])
+    recorder.private_note(user_id=seat.player_id, note={"advance": None})
 
 
 def turn_start(
@@ -247,30 +264,17 @@ def _hand_settle(
         if seat.leave_after_hand:
             seat_remove(table=table, seat=seat, recorder=recorder)
             continue
+        seat.advance = None
         if seat.sit_out_after_hand or seat.stack == 0:
             seat.status = SeatStatus.SITTING_OUT
             seat.sit_out_after_hand = False
-        seat.save(update_fields=["stack", "status", "sit_out_after_hand"])
+        seat.save(update_fields=["stack", "status", "sit_out_after_hand", "advance"])
     remaining = [s for s in seats if not s.leave_after_hand]
     recorder.message({"type": "seats", "seats": seats_public(remaining)})
     table.next_hand_at = now + timedelta(milliseconds=table.pause_between_hands_ms)
     table.save(update_fields=["next_hand_at"])
     if table.status == TableStatus.OPEN:
         schedule_hand_start(table_id=table.id, at=table.next_hand_at)
-
-
-def seats_public(seats: list[Seat]) -> list[dict]:
-    """What anyone at the table may know of its seats."""
-    return [
-        {
-            "seat": s.number,
-            "player": s.player.username,
-            "stack": s.stack,
-            "status": s.status,
-            "leaving": s.leave_after_hand,
-        }
-        for s in sorted(seats, key=lambda s: s.number)
-    ]
 
 
 def seat_remove(*, table: Table, seat: Seat, recorder: Recorder) -> None:

@@ -18,13 +18,8 @@ from tables.engine.state import HandState, apply
 from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn, StaleCommand
 from tables.models import Hand, ProtectionUse, Seat
 from tables.scheduling import schedule_turn_timeout
-from tables.services.hands import (
-    hand_continue,
-    hand_in_progress,
-    table_seats,
-    turn_announce,
-    users_by_seat,
-)
+from tables.selectors import hand_in_progress, table_seats
+from tables.services.hands import hand_continue, turn_announce, users_by_seat
 from tables.services.locking import table_lock
 from tables.services.recorder import Recorder
 

@@ -46,6 +46,14 @@ class Recorder:
     ) -> None:
         self._bodies.append((public, private or {}))
 
+    def private_note(self, *, user_id: int, note: dict[str, Any]) -> None:
+        """Add `note` to what one player sees of the latest message (nobody else learns
+        of it, not even that there was a note)."""
+        if not self._bodies:
+            return
+        public, private = self._bodies[-1]
+        private[user_id] = {**private.get(user_id, public), **note}
+
     def save(self) -> None:
         """Write the logged events and number and publish the messages (after commit)."""
         if self._rows:

@@ -25,13 +25,8 @@ from tables.exceptions import (
 )
 from tables.models import Departure, Seat, SeatStatus, Table, TableStatus
 from tables.scheduling import schedule_hand_start
-from tables.services.hands import (
-    hand_continue,
-    hand_in_progress,
-    seat_remove,
-    seats_public,
-    table_seats,
-)
+from tables.selectors import hand_in_progress, seats_public, table_seats
+from tables.services.hands import hand_continue, seat_remove
 from tables.services.locking import table_lock
 from tables.services.recorder import Recorder
 

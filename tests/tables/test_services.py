@@ -346,6 +346,7 @@ def test_the_ledger_audit_checks_table_accounts_against_seats(table):
     messages = [str(d) for d in ledger_audit().discrepancies]
     assert any("ledger account 20000 != seated stacks 19999" in m for m in messages)
     assert any("seat 1 holds 9999, started with 10000" in m for m in messages)
+    Seat.objects.filter(player=alice).update(stack=10_000)
 
 
 def test_admin_explains_a_wrong_combination_of_stake_settings(admin_client, stake):

@@ -1,0 +1,66 @@
+"""Advance actions: what a player ticks before their turn (RULES-like "pre-action" buttons).
+
+A player not yet to act may queue fold, check, check/fold, call or bet/raise to an amount.
+The queued action remembers the street and the amount to match when it was ticked. It
+runs the instant the player's turn arrives if it still fits; a change of street clears
+every queued action, and a bet or raise clears queued checks, calls and bets (a fold or
+check/fold stays: it is still what the player wants). Only the player ever learns of
+their queued action or of its clearing.
+"""
+
+from typing import Any
+
+from django.db import transaction
+
+from accounts.models import User
+from tables.engine.rounds import PlayerStatus
+from tables.engine.state import HandState
+from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn
+from tables.models import Seat
+from tables.selectors import hand_in_progress
+from tables.services.advance_rules import ADVANCE_KINDS
+from tables.services.locking import table_lock
+
+
+@transaction.atomic
+def seat_advance_set(
+    *, table_id: int, user: User, kind: str | None = None, amount: int | None = None
+) -> dict[str, Any] | None:
+    """Queue (or with `kind` None, clear) the player's advance action; returns it."""
+    table = table_lock(table_id=table_id)
+    seat = Seat.objects.filter(table=table, player=user).first()
+    if seat is None:
+        raise NotSeated("You are not seated at this table.")
+    if kind is None:
+        seat.advance = None
+        seat.save(update_fields=["advance"])
+        return None
+    if kind not in ADVANCE_KINDS:
+        raise IllegalTableAction(
+            f"Unknown advance action {kind!r}: use fold, check, check_fold, call or bet_raise.",
+            code="no_such_action",
+        )
+    hand = hand_in_progress(table=table)
+    if hand is None:
+        raise NotYourTurn("No hand is being played at this table.")
+    state = HandState.from_dict(hand.state)
+    if seat.number not in state.seats or (
+        state.status[state.index_of(seat.number)] is not PlayerStatus.IN
+    ):
+        raise NotYourTurn("You have no decision left to make in this hand.")
+    if state.actor == seat.number:
+        raise NotYourTurn("It is your turn: act now.", code="your_turn")
+    if kind == "bet_raise" and (type(amount) is not int or amount <= state.to_match):
+        raise IllegalTableAction(
+            "A queued bet or raise needs the total to bet, above the current bet.",
+            code="bad_amount",
+        )
+    seat.advance = {
+        "kind": kind,
+        "amount": amount if kind == "bet_raise" else None,
+        "street": str(state.street),
+        "to_match": state.to_match,
+        "hand": hand.id,
+    }
+    seat.save(update_fields=["advance"])
+    return seat.advance
