@@ -8,7 +8,8 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,37 @@ def database_url_for(db: dict) -> str:
     return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
 
 
+@contextmanager
+def room_process(args: list[str], *, log_name: str) -> Iterator[subprocess.Popen]:
+    """Run a process of the room (worker, server) on the test database; stop it after.
+
+    Its output goes to `log_name` in the repository root, for when it will not start.
+    """
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
+    env["DATABASE_URL"] = database_url_for(settings.DATABASES["default"])
+    with open(ROOT / log_name, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", *args], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def wait_until_up(proc: subprocess.Popen, is_up: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 60
+    while not is_up():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not start; see its .pytest-*.log")
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[str]:
     """A real Celery worker process on the suite's own queue, using the test database.
@@ -36,34 +68,29 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[str]:
     from poker_room.celery import app
 
     node = f"test-{uuid.uuid4().hex[:8]}@{os.uname().nodename}"
-    env = dict(os.environ)
-    env["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
-    env["DATABASE_URL"] = database_url_for(settings.DATABASES["default"])
-    log = open(ROOT / ".pytest-celery.log", "w")  # noqa: SIM115 - closed after the worker
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "poker_room", "worker", "--pool=solo",
-         "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", node, "--loglevel=INFO"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while not app.control.ping(destination=[node], timeout=0.5):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the Celery worker did not start; see {log.name}")
+    args = ["celery", "-A", "poker_room", "worker", "--pool=solo", "--loglevel=INFO",
+            "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", node]  # fmt: skip
+    with room_process(args, log_name=".pytest-celery.log") as proc:
+        wait_until_up(
+            proc, lambda: bool(app.control.ping(destination=[node], timeout=0.5)), "Celery"
+        )
         yield node
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def answers(url: str) -> bool:
+    try:
+        urllib.request.urlopen(url, timeout=2)  # noqa: S310 - our own server
+    except urllib.error.HTTPError:
+        return True  # it answers (a 503 still means it is up)
+    except OSError:
+        return False
+    return True
 
 
 @pytest.fixture(scope="session")
@@ -74,33 +101,8 @@ def live_room(celery_worker_process) -> Iterator[str]:
     Tests that use it see only committed data, so they use `transactional_db`.
     """
     port = free_port()
-    env = dict(os.environ)
-    env["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
-    env["DATABASE_URL"] = database_url_for(settings.DATABASES["default"])
-    log = open(ROOT / ".pytest-daphne.log", "w")  # noqa: SIM115 - closed after the server
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "poker_room.asgi:application"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/healthz", timeout=2)  # noqa: S310 - our server
-                break
-            except urllib.error.HTTPError:
-                break  # it answers (a 503 still means it is up)
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"daphne did not start; see {log.name}") from None
-                time.sleep(0.2)
+    args = ["daphne", "-b", "127.0.0.1", "-p", str(port), "poker_room.asgi:application"]
+    with room_process(args, log_name=".pytest-daphne.log") as proc:
+        wait_until_up(proc, lambda: answers(f"{url}/healthz"), "daphne")
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
