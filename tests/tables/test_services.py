@@ -149,7 +149,7 @@ def test_acting_out_of_turn_is_refused_and_changes_nothing(table):
 
 
 def test_an_illegal_raise_is_refused_with_the_engines_code(table):
-    alice, bob = heads_up(table)
+    heads_up(table)
     hand, state = current(table)
     actor = users_at(table)[state.actor]
     with pytest.raises(IllegalTableAction) as info:
@@ -163,7 +163,7 @@ def test_an_illegal_raise_is_refused_with_the_engines_code(table):
 
 
 def test_an_action_for_an_earlier_turn_is_stale(table):
-    alice, bob = heads_up(table)
+    heads_up(table)
     _, state = current(table)
     with pytest.raises(StaleCommand):
         play.hand_act(table_id=table.id, user=users_at(table)[state.actor], kind="call", turn=0)
@@ -179,7 +179,7 @@ def test_a_stranger_cannot_act(table):
 
 
 def test_a_top_up_during_the_hand_is_refused_and_allowed_after_it(table):
-    alice, bob = heads_up(table)
+    alice, _ = heads_up(table)
     with pytest.raises(HandInProgress, match="between hands"):
         seating.seat_top_up(table_id=table.id, user=alice, amount=1_000, idempotency_key=key())
     play_passively(table)
@@ -231,7 +231,7 @@ def test_no_ratholing_a_returning_player_brings_the_stack_they_left_with(table, 
 
 
 def test_a_timeout_checks_when_checking_is_free(table):
-    alice, bob = heads_up(table)
+    heads_up(table)
     hand, state = current(table)
     # Preflop heads-up: the small blind calls, then the big blind could check.
     play.hand_act(table_id=table.id, user=users_at(table)[state.actor], kind="call")
@@ -243,7 +243,7 @@ def test_a_timeout_checks_when_checking_is_free(table):
 
 
 def test_a_timeout_for_a_turn_already_played_does_nothing(table):
-    alice, bob = heads_up(table)
+    heads_up(table)
     hand, state = current(table)
     play.hand_act(table_id=table.id, user=users_at(table)[state.actor], kind="call")
     assert not play.turn_timeout(table_id=table.id, hand_id=hand.id, turn=1)
@@ -327,7 +327,7 @@ def test_a_newcomer_who_posts_is_dealt_in_at_once_with_a_live_big_blind(table):
 def test_the_ledger_audit_checks_table_accounts_against_seats(table):
     from cashier.audit import ledger_audit
 
-    alice, bob = heads_up(table)
+    alice, _ = heads_up(table)
     assert ledger_audit().ok
     # A stack changed behind the ledger's back is a discrepancy.
     Seat.objects.filter(player=alice).update(stack=9_999)
@@ -372,7 +372,7 @@ def test_a_paused_table_finishes_the_hand_and_deals_no_more(table):
     from tables.models import TableStatus
     from tables.services.admin import table_status_set
 
-    alice, bob = heads_up(table)
+    heads_up(table)
     table_status_set(table_id=table.id, status=TableStatus.PAUSED)
     hand = play_passively(table)
     assert hand.status == HandStatus.FINISHED
