@@ -40,7 +40,7 @@ format: $(VENV)/.dev
 	$(BIN)/ruff format .
 
 bench: $(VENV)/.dev
-	$(BIN)/python bench/evaluator.py
+	$(BIN)/python bench/engine.py
 
 verify: $(VENV)/.dev
 	$(BIN)/python -m pytest -m verify

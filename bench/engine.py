@@ -1,0 +1,213 @@
+"""Benchmark of the hand engine and of ``phh_replay`` against pokerkit (``make bench``).
+
+Run ``python bench/engine.py [--hands N] [--files M]``. It prints one markdown table the
+README can include:
+
+* **Hands.** For each game (no-limit hold'em, pot-limit Omaha, fixed-limit Omaha hi-lo)
+  it first records N random hands (seats, deck, actions chosen by our engine and checked
+  to be playable by pokerkit), then times replaying exactly those hands in our engine
+  (``start_hand`` + ``apply``) and in pokerkit (a state built by
+  ``tests/engine/pokerkit_adapter.py``, hole and board cards dealt, the same actions).
+* **Evaluators.** The figures of ``bench/evaluator.py``'s ``run``.
+* **PHH replay.** M PHH files (a mix of the three games plus fixed-limit hold'em) are
+  written to a temporary folder, then two subprocesses are timed, start-up included:
+  ``manage.py phh_replay DIR --out OUT`` and a ``python -c`` that imports pokerkit and
+  loads (``HandHistory.load``) and replays every file. Django's start-up is part of the
+  command's time, as it is for whoever runs it.
+"""
+
+import argparse
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import evaluator  # noqa: E402  (bench/evaluator.py, a sibling script)
+
+from tables.engine.actions import Action, ActionKind  # noqa: E402
+from tables.engine.config import Game, Structure, TableConfig  # noqa: E402
+from tables.engine.deck import shuffled_deck  # noqa: E402
+from tables.engine.phh import export_phh  # noqa: E402
+from tables.engine.state import HandState, SeatEntry, apply, start_hand  # noqa: E402
+from tables.engine.testing import random_action  # noqa: E402
+from tests.engine import pokerkit_adapter as pka  # noqa: E402
+
+GAMES = [
+    ("NL hold'em", Game.HOLDEM, Structure.NL),
+    ("PL Omaha", Game.OMAHA, Structure.PL),
+    ("FL Omaha hi-lo", Game.OMAHA8, Structure.FL),
+]
+PHH_GAMES = [*GAMES, ("FL hold'em", Game.HOLDEM, Structure.FL)]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One hand to replay: its set-up and our engine's actions."""
+
+    config: TableConfig
+    seats: tuple[SeatEntry, ...]
+    button: int
+    deck: tuple[int, ...]
+    actions: tuple[Action, ...]
+
+
+def record(game: Game, structure: Structure, hands: int, seed: int) -> list[Recorded]:
+    """``hands`` random hands that both engines play the same way."""
+    rng = random.Random(seed)
+    config = TableConfig(game=game, structure=structure, big_blind=100, rake_percent=0)
+    out: list[Recorded] = []
+    while len(out) < hands:
+        n = rng.randint(2, 9)
+        seats = tuple(
+            SeatEntry(seat=s, player=f"p{s}", stack=rng.choice((rng.randint(300, 3000), 20_000)))
+            for s in range(1, n + 1)
+        )
+        button = rng.randint(1, n)
+        deck = tuple(shuffled_deck(rng))
+        state, _ = start_hand(config, seats, button=button, deck=deck)
+        actions: list[Action] = []
+        while not state.over:
+            action = random_action(state, rng)
+            if action.kind is ActionKind.TIMEOUT:
+                continue
+            actions.append(action)
+            state, _ = apply(state, action)
+        hand = Recorded(config, seats, button, deck, tuple(actions))
+        try:  # keep only hands pokerkit plays the same (see test_differential.py)
+            pk = play_pokerkit(hand)
+        except ValueError:
+            continue
+        if sorted(pk.stacks) == sorted(state.stacks):
+            out.append(hand)
+    return out
+
+
+def play_ours(hand: Recorded) -> HandState:
+    """Replay a recorded hand in our engine."""
+    state, _ = start_hand(hand.config, hand.seats, button=hand.button, deck=hand.deck)
+    for action in hand.actions:
+        state, _ = apply(state, action)
+    return state
+
+
+def play_pokerkit(hand: Recorded) -> pka.RulesRakeState:
+    """Replay a recorded hand in pokerkit, dealing the same cards."""
+    state, _ = start_hand(hand.config, hand.seats, button=hand.button, deck=hand.deck)
+    pk = pka.start_like(state)
+    board = pka.board_of(state)
+    pka.deal_due_board(pk, board)
+    for action in hand.actions:
+        pka.play(pk, str(action.kind), action.to)
+        pka.deal_due_board(pk, board)
+    # pokerkit may still ask for a check our engine does not need (test_differential.py).
+    while pk.status and pk.actor_index is not None and pk.checking_or_calling_amount == 0:
+        pk.check_or_call()
+        pka.deal_due_board(pk, board)
+    if pk.status:
+        raise ValueError("pokerkit's hand is not over")
+    return pk
+
+
+def rate(play: Callable[[Recorded], object], hands: list[Recorded]) -> float:
+    """Hands per second of ``play`` over ``hands`` (best of three runs)."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for hand in hands:
+            play(hand)
+        best = min(best, time.perf_counter() - start)
+    return len(hands) / best
+
+
+def write_phh_files(folder: Path, count: int, seed: int) -> None:
+    """``count`` PHH files of recorded hands, the games in turn."""
+    per_game = -(-count // len(PHH_GAMES))
+    written = 0
+    for k, (_, game, structure) in enumerate(PHH_GAMES):
+        for j, hand in enumerate(record(game, structure, per_game, seed + k)):
+            if written == count:
+                return
+            state, events = start_hand(hand.config, hand.seats, button=hand.button, deck=hand.deck)
+            for action in hand.actions:
+                state, more = apply(state, action)
+                events.extend(more)
+            (folder / f"{k}-{j:05d}.phh").write_text(export_phh(state, events))
+            written += 1
+
+
+POKERKIT_REPLAY = """
+import sys, warnings
+from pathlib import Path
+from pokerkit import HandHistory
+warnings.simplefilter("ignore")
+for path in sorted(Path(sys.argv[1]).glob("*.phh")):
+    with path.open("rb") as fp:
+        for state in HandHistory.load(fp):
+            pass
+"""
+
+
+def timed(command: list[str]) -> float:
+    """Wall-clock seconds of a subprocess (which must succeed)."""
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    """Run every part and print the markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hands", type=int, default=300, help="recorded hands per game")
+    parser.add_argument("--files", type=int, default=1500, help="PHH files to replay")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")  # pokerkit's notes on cash-game folds
+    rows: list[tuple[str, str, str, str]] = []
+    for name, game, structure in GAMES:
+        hands = record(game, structure, args.hands, args.seed)
+        ours, theirs = rate(play_ours, hands), rate(play_pokerkit, hands)
+        rows.append((f"{name}: hands/s", f"{ours:,.0f}", f"{theirs:,.0f}", f"{ours / theirs:.0f}x"))
+    for row in evaluator.run(10_000, 1_000, args.seed):
+        ours, theirs = float(row["ours_per_s"]), float(row["pokerkit_per_s"])  # type: ignore[arg-type]
+        rows.append(
+            (
+                f"evaluator {row['evaluation']}: /s",
+                f"{ours:,.0f}",
+                f"{theirs:,.0f}",
+                f"{ours / theirs:.0f}x",
+            )
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "in", Path(tmp) / "out"
+        src.mkdir()
+        write_phh_files(src, args.files, args.seed)
+        python = sys.executable
+        ours_s = timed([python, "manage.py", "phh_replay", str(src), "--out", str(out)])
+        theirs_s = timed([python, "-c", POKERKIT_REPLAY, str(src)])
+        startup = timed([python, "manage.py", "check"])
+    rows.append(
+        (
+            f"phh_replay, {args.files} files: s (with start-up)",
+            f"{ours_s:.2f}",
+            f"{theirs_s:.2f}",
+            f"{theirs_s / ours_s:.1f}x",
+        )
+    )
+    rows.append(("`manage.py check` start-up alone: s", f"{startup:.2f}", "", ""))
+    print("| measure | ours | pokerkit | ours vs pokerkit |")
+    print("|---|---:|---:|---:|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,630 @@
+"""PHH, the open poker hand-history standard: export a finished hand, import and replay one.
+
+PHH (pokerkit's "Poker Hand History", a TOML file) is what auditors read through the API
+(RULES.md section 9) and what ``manage.py phh_replay`` replays. This module is pure: it
+neither imports Django nor pokerkit (a test-only dependency), and writes TOML itself.
+
+Export (:func:`export_phh`) takes the final :class:`~tables.engine.state.HandState` and
+the events of the hand (those of ``start_hand`` and of every ``apply``, in order).
+
+* **Players.** PHH numbers players ``p1..pn`` clockwise from the seat left of the button,
+  so the button is the last player (heads-up: ``p1`` is the big blind, ``p2`` the button
+  and small blind), as pokerkit does. The ``seats`` field gives each player's seat.
+* **Variant.** ``FT``/``NT``/``PO``/``FO/8`` are PHH's own codes; the other games and
+  structures follow the same pattern: ``F``/``P``/``N`` + ``T`` (hold'em) or ``O`` (Omaha)
+  + ``/8`` for hi-lo. Spread limit is written as fixed limit plus ``_structure = "SL"``
+  and ``_spread_min``/``_spread_max``.
+* **Amounts** are integer cents. ``blinds_or_straddles`` lists the nominal live blind of
+  each player in player order (a straddle is the third entry); heads-up it is
+  ``[small, big]`` as PHH reads it. ``winnings`` are the chips each player took from the
+  pots (after rake); ``finishing_stacks`` the stacks after the hand.
+* **Actions.** ``d dh p1 AsKs`` (every hole card, for auditors), ``p1 f``, ``p1 cc``
+  (check or call), ``p1 cbr 300`` (bet or raise *to* a street total of 300),
+  ``d db Jc3d5c``, ``p2 sm AsKs`` (shown) and ``p2 sm -`` (mucked). When betting ends
+  because players are all-in, every hand is shown before the rest of the board is dealt
+  (finer point 12), which is also the order PHH readers expect.
+* **User fields** (leading underscore) carry what PHH lacks: ``_rake_percentage``
+  (fraction), ``_rake_cap`` (cents, the cap for this hand's number of players),
+  ``_rake_no_flop_no_drop``, ``_rake`` (cents taken), ``_deck_commitment``, ``_deck``
+  (the 52 cards in deal order), ``_salt``, ``_min_bet_doubles_late`` and ``_big_bet``.
+* **Rules PHH cannot express** set a marker to true and record their events as comment
+  actions (``# ...``): ``_allin_protection`` (``# p3 timeout: all-in protected``),
+  ``_kill`` (with ``_kill_seat``, ``_kill_multiplier``, ``_small_blind``, ``_big_blind``),
+  ``_overblind`` (with ``_overblind_seat`` and the blinds) and ``_chop``. A timeout that
+  checked or folded is the plain action with a ``# timeout`` comment.
+
+Import (:func:`parse_phh`, :func:`replay_phh`) reads such a file back, rebuilds the
+table configuration, the seats and the deck (``_deck``, else from the dealt cards), plays
+every action through :func:`~tables.engine.state.apply` and exports the hand again: the
+finishing stacks, winnings and rake are the engine's, never copied from the input. An
+action the engine refuses raises :class:`PhhReplayError` with its index and the reason.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from tables.engine import errors
+from tables.engine.actions import Action
+from tables.engine.cards import cards_str, parse_cards
+from tables.engine.config import Game, KillInfo, KillMode, Structure, TableConfig
+from tables.engine.deck import deck_commitment as compute_commitment
+from tables.engine.events import (
+    Acted,
+    Chopped,
+    DealtBoard,
+    Event,
+    HoleCards,
+    Mucked,
+    Posted,
+    Protected,
+    Shown,
+    TimedOut,
+)
+from tables.engine.state import HandState, SeatEntry, apply, start_hand
+
+_GAME_LETTER = {Game.HOLDEM: "T", Game.OMAHA: "O", Game.OMAHA8: "O"}
+_STRUCTURE_LETTER = {Structure.FL: "F", Structure.SL: "F", Structure.PL: "P", Structure.NL: "N"}
+_VARIANTS: dict[str, tuple[Game, Structure]] = {
+    f"{s}{g}{'/8' if game.hi_lo else ''}": (game, structure)
+    for game, g in _GAME_LETTER.items()
+    for structure, s in _STRUCTURE_LETTER.items()
+    if structure is not Structure.SL
+}
+#: Rake percentages are written as fractions with at most 4 decimals (basis points).
+_BASIS = 10_000
+_KILL_MULTIPLIERS = {"2": KillMode.FULL, "1.5": KillMode.HALF}
+_PROTECTED = re.compile(r"^p(\d+) timeout: all-in protected\b")
+
+
+class PhhError(ValueError):
+    """A PHH text that cannot be read or does not describe a hand this engine plays."""
+
+
+class PhhReplayError(PhhError):
+    """An action of the file that the engine refused (``index`` into ``actions``)."""
+
+    def __init__(self, index: int, action: str, reason: str) -> None:
+        super().__init__(f"action {index} ({action!r}): {reason}")
+        self.index = index
+        self.action = action
+        self.reason = reason
+
+
+def variant_code(game: Game, structure: Structure) -> str:
+    """The PHH variant code of a game and structure (spread limit: the fixed-limit code).
+
+    >>> variant_code(Game.HOLDEM, Structure.NL), variant_code(Game.OMAHA8, Structure.FL)
+    ('NT', 'FO/8')
+    """
+    suffix = "/8" if game.hi_lo else ""
+    return f"{_STRUCTURE_LETTER[structure]}{_GAME_LETTER[game]}{suffix}"
+
+
+# ---------------------------------------------------------------------------------------
+# Export
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PhhMeta:
+    """Optional standard fields of a PHH file that the hand state does not know."""
+
+    table: str | int | None = None
+    seat_count: int | None = None
+    time: datetime.datetime | None = None
+    currency: str | None = None
+    salt: str | None = None
+
+
+def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None = None) -> str:
+    """The PHH text of a finished hand from its final state and all its events."""
+    if not state.over or state.result is None:
+        raise PhhError("Only a finished hand can be exported.")
+    meta = meta or PhhMeta()
+    cfg = state.config
+    n = len(state.seats)
+    b = state.seats.index(state.button)
+    # Player k (0-based) of the PHH file is engine index order[k]; number[i] the inverse.
+    order = [(b + 1 + k) % n for k in range(n)]
+    number = {i: k + 1 for k, i in enumerate(order)}
+    seat_number = {state.seats[i]: number[i] for i in range(n)}
+    fields_: dict[str, Any] = {"variant": variant_code(cfg.game, cfg.structure)}
+    fields_["antes"] = [cfg.ante] * n
+    fields_["blinds_or_straddles"] = _blinds_or_straddles(state, events, seat_number)
+    if cfg.structure.is_limit:
+        fields_["small_bet"] = cfg.small_bet
+        fields_["big_bet"] = cfg.big_bet
+    else:
+        fields_["min_bet"] = cfg.big_blind
+    fields_["starting_stacks"] = [state.starting_stacks[i] for i in order]
+    fields_["actions"] = _actions(state, events, seat_number)
+    if state.hand_id:
+        fields_["hand"] = int(state.hand_id) if state.hand_id.isdigit() else state.hand_id
+    if meta.table is not None:
+        fields_["table"] = meta.table
+    fields_["seats"] = [state.seats[i] for i in order]
+    if meta.seat_count is not None:
+        fields_["seat_count"] = meta.seat_count
+    fields_["players"] = [state.players[i] for i in order]
+    if meta.time is not None:
+        utc = meta.time.astimezone(datetime.UTC)
+        fields_["time"] = utc.time().replace(microsecond=0)
+        fields_["time_zone"] = "UTC"
+        fields_["day"], fields_["month"], fields_["year"] = utc.day, utc.month, utc.year
+    fields_["finishing_stacks"] = [state.stacks[i] for i in order]
+    fields_["winnings"] = [state.result.winnings[i] for i in order]
+    if meta.currency is not None:
+        fields_["currency"] = meta.currency
+    fields_.update(_user_fields(state, events, meta))
+    return "".join(f"{key} = {_toml(value)}\n" for key, value in fields_.items())
+
+
+def _blinds_or_straddles(
+    state: HandState, events: Sequence[Event], seat_number: dict[int, int]
+) -> list[int]:
+    """Nominal live blind per player (PHH order; heads-up ``[small, big]``)."""
+    cfg = state.config
+    n = len(state.seats)
+    nominal = {
+        "small_blind": cfg.small_blind,
+        "big_blind": cfg.big_blind,
+        "newcomer_big_blind": cfg.big_blind,
+        "straddle": 2 * cfg.big_blind,
+        "overblind": 2 * cfg.big_blind,
+        "kill_blind": state.limits.small_bet
+        if cfg.structure is Structure.FL
+        else state.limits.spread_min,
+    }
+    out = [0] * n
+    for e in events:
+        if isinstance(e, Posted) and e.kind in nominal:
+            out[seat_number[e.seat] - 1] = nominal[e.kind]
+    if n == 2:
+        out.reverse()  # PHH lists the heads-up small blind (the button's, p2) first
+    return out
+
+
+def _actions(state: HandState, events: Sequence[Event], seat_number: dict[int, int]) -> list[str]:
+    """The PHH action lines of the hand's events."""
+    lines: list[str] = []
+    showdown: list[str] = []
+    runout_from: int | None = None  # index in ``lines`` where the run-out deals begin
+    timed_out = False
+    for e in events:
+        if isinstance(e, HoleCards):
+            lines.append(f"d dh p{seat_number[e.seat]} {cards_str(e.cards)}")
+        elif isinstance(e, DealtBoard):
+            if runout_from is None:
+                runout_from = len(lines)
+            lines.append(f"d db {cards_str(e.cards)}")
+        elif isinstance(e, Posted) and e.kind in ("kill_blind", "overblind"):
+            label = "a kill blind" if e.kind == "kill_blind" else "an overblind"
+            lines.append(f"# p{seat_number[e.seat]} posts {label} of {e.amount}")
+        elif isinstance(e, TimedOut):
+            timed_out = True
+        elif isinstance(e, Protected):
+            lines.append(
+                f"# p{seat_number[e.seat]} timeout: all-in protected with {e.amount_in} in"
+            )
+            timed_out = False
+            runout_from = None
+        elif isinstance(e, Acted):
+            verb = {"fold": "f", "check": "cc", "call": "cc"}.get(e.action)
+            line = f"p{seat_number[e.seat]} " + (verb or f"cbr {e.street_total}")
+            lines.append(line + (" # timeout" if timed_out else ""))
+            timed_out = False
+            runout_from = None
+        elif isinstance(e, Shown):
+            showdown.append(f"p{seat_number[e.seat]} sm {cards_str(e.cards)}")
+        elif isinstance(e, Mucked):
+            showdown.append(f"p{seat_number[e.seat]} sm -")
+        elif isinstance(e, Chopped):
+            blinds = " and ".join(f"p{seat_number[s]}" for s in e.seats)
+            lines.append(f"# chop: {blinds} take back their blinds")
+    if state.runout and runout_from is not None:
+        # All-in: the hands are turned face up before the rest of the board is dealt.
+        return lines[:runout_from] + showdown + lines[runout_from:]
+    return lines + showdown
+
+
+def _user_fields(state: HandState, events: Sequence[Event], meta: PhhMeta) -> dict[str, Any]:
+    """The underscore fields: rake, spread, deck commitment and special-rule markers."""
+    cfg = state.config
+    result = state.result
+    n = len(state.seats)
+    out: dict[str, Any] = {}
+    if cfg.structure is Structure.SL:
+        out["_structure"] = "SL"
+        out["_spread_min"] = cfg.spread_min
+        out["_spread_max"] = cfg.spread_max
+    if cfg.min_bet_doubles_late and not cfg.structure.is_limit:
+        out["_min_bet_doubles_late"] = True
+        out["_big_bet"] = cfg.big_bet
+    out["_rake_percentage"] = _Fraction(cfg.rake_percent)
+    cap = cfg.rake_cap(n)
+    if cap is not None:
+        out["_rake_cap"] = cap
+    out["_rake_no_flop_no_drop"] = cfg.no_flop_no_drop
+    out["_rake"] = 0 if result is None else result.rake
+    if any(isinstance(e, Protected) for e in events):
+        out["_allin_protection"] = True
+    if state.kill is not None:
+        out["_kill"] = True
+        out["_kill_seat"] = state.kill.seat
+        out["_kill_multiplier"] = state.limits.multiplier
+    if state.overblinder is not None:
+        out["_overblind"] = True
+        out["_overblind_seat"] = state.seats[state.overblinder]
+    if state.kill is not None or state.overblinder is not None:
+        out["_small_blind"] = cfg.small_blind
+        out["_big_blind"] = cfg.big_blind
+    if result is not None and result.chopped:
+        out["_chop"] = True
+    if state.deck_commitment is not None:
+        out["_deck_commitment"] = state.deck_commitment
+    out["_deck"] = cards_str(state.deck)
+    if meta.salt is not None:
+        out["_salt"] = meta.salt
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Fraction:
+    """Basis points written as a TOML decimal fraction (500 -> 0.05), never a float."""
+
+    basis_points: int
+
+    def __str__(self) -> str:
+        whole, part = divmod(self.basis_points, _BASIS)
+        return f"{whole}.{part:04d}".rstrip("0").rstrip(".") + ("" if part else ".0")
+
+
+def _toml(value: Any) -> str:
+    """TOML text of the few value types a PHH file holds."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | _Fraction):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a valid TOML basic string
+    if isinstance(value, datetime.time):
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    raise TypeError(f"cannot write {value!r} to PHH")
+
+
+# ---------------------------------------------------------------------------------------
+# Import and replay
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PhhHand:
+    """A PHH file read into what the engine needs to play it again.
+
+    ``fields`` keeps every field of the file; ``actions`` its action lines.
+    """
+
+    fields: dict[str, Any]
+    config: TableConfig
+    seats: list[SeatEntry]
+    button: int
+    deck: list[int]
+    kill: KillInfo | None
+    actions: list[str] = field(default_factory=list)
+
+
+def parse_phh(text: str) -> PhhHand:
+    """Read a PHH text into the configuration, seats and deck of our engine."""
+    try:
+        data = tomllib.loads(text, parse_float=Decimal)
+    except tomllib.TOMLDecodeError as exc:
+        raise PhhError(f"not a PHH (TOML) file: {exc}") from None
+    for name in ("variant", "antes", "starting_stacks", "actions"):
+        if name not in data:
+            raise PhhError(f"the required field {name!r} is missing")
+    variant = data["variant"]
+    if variant not in _VARIANTS:
+        raise PhhError(f"variant {variant!r} is not a game of this room")
+    game, structure = _VARIANTS[variant]
+    if data.get("_structure") == "SL":
+        if structure is not Structure.FL:
+            raise PhhError("spread limit (_structure = 'SL') needs a fixed-limit variant code")
+        structure = Structure.SL
+    stacks = _amounts(data, "starting_stacks")
+    n = len(stacks)
+    if not 2 <= n <= 10:
+        raise PhhError(f"a hand needs 2 to 10 players, not {n}")
+    seat_numbers = _amounts(data, "seats") if "seats" in data else list(range(1, n + 1))
+    if len(seat_numbers) != n or sorted(seat_numbers) != _rotation_to_sorted(seat_numbers):
+        raise PhhError("'seats' must list one seat per player, clockwise from the button's left")
+    players = data.get("players") or [f"p{k}" for k in range(1, n + 1)]
+    if len(players) != n:
+        raise PhhError("'players' must name one player per starting stack")
+    antes = _amounts(data, "antes")
+    if len(antes) != n or len(set(antes)) > 1:
+        raise PhhError("'antes' must give the same ante for every player")
+    blinds = _amounts(data, "blinds_or_straddles") if "blinds_or_straddles" in data else []
+    if len(blinds) != n:
+        raise PhhError("'blinds_or_straddles' must give one amount per player")
+    # blinds[0] and blinds[1] are the small and big blind (heads-up too, where PHH lists
+    # the button's small blind first); from three players on, blinds[k] is player k's.
+    small_blind = _int(data.get("_small_blind", blinds[0]), "_small_blind")
+    big_blind = _int(data.get("_big_blind", blinds[1]), "_big_blind")
+    if structure.is_limit:
+        bets = {"small_bet": _int(data.get("small_bet"), "small_bet")}
+        bets["big_bet"] = _int(data.get("big_bet"), "big_bet")
+        if structure is Structure.SL:
+            bets["spread_min"] = _int(data.get("_spread_min"), "_spread_min")
+            bets["spread_max"] = _int(data.get("_spread_max"), "_spread_max")
+    else:
+        if _int(data.get("min_bet"), "min_bet") != big_blind:
+            raise PhhError("in pot and no limit the minimum bet must be the big blind")
+        bets = {}
+        if data.get("_min_bet_doubles_late"):
+            bets["big_bet"] = _int(data.get("_big_bet"), "_big_bet")
+    special = {data.get("_overblind_seat"), data.get("_kill_seat")} - {None}
+    straddle = n >= 3 and blinds[2] == 2 * big_blind and seat_numbers[2] not in special
+    kill: KillInfo | None = None
+    if data.get("_kill"):
+        multiplier = _KILL_MULTIPLIERS.get(str(data.get("_kill_multiplier")))
+        if multiplier is None:
+            raise PhhError("'_kill_multiplier' must be '2' or '1.5'")
+        kill = KillInfo(_int(data.get("_kill_seat"), "_kill_seat"), multiplier)
+    rake_percent = _basis_points(data.get("_rake_percentage", Decimal(0)))
+    config = TableConfig(
+        game=game,
+        structure=structure,
+        big_blind=big_blind,
+        small_blind=small_blind,
+        ante=antes[0],
+        min_bet_doubles_late=bool(data.get("_min_bet_doubles_late", False)),
+        allow_straddle=straddle,
+        allow_chop=bool(data.get("_chop", False)),
+        kill=KillMode.NONE if kill is None else kill.multiplier,
+        allow_overblind=bool(data.get("_overblind", False)),
+        rake_percent=rake_percent,
+        rake_caps=((2, _int(data["_rake_cap"], "_rake_cap")),) if "_rake_cap" in data else (),
+        no_flop_no_drop=bool(data.get("_rake_no_flop_no_drop", False)),
+        **bets,
+    )
+    try:
+        config.validate()
+    except errors.ConfigError as exc:
+        raise PhhError(f"the file's table settings cannot be played: {exc}") from None
+    actions = data["actions"]
+    if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+        raise PhhError("'actions' must be a list of strings")
+    holes, board, shown = _dealt_cards(actions, n)
+    seats = [
+        SeatEntry(
+            seat=seat_numbers[k],
+            player=str(players[k]),
+            stack=stacks[k],
+            posts_big_blind=k > 1 and blinds[k] == big_blind and seat_numbers[k] not in special,
+            straddle=k == 2 and straddle,
+            overblind=seat_numbers[k] == data.get("_overblind_seat"),
+            chop=bool(data.get("_chop", False)) and k < 2,
+            auto_muck=k not in shown,
+        )
+        for k in range(n)
+    ]
+    deck = _deck(data, holes, board, n)
+    return PhhHand(data, config, seats, seat_numbers[-1], deck, kill, list(actions))
+
+
+def replay_phh(text: str) -> tuple[HandState, str]:
+    """Play a PHH file's actions through the engine; return the final state and its PHH.
+
+    The returned PHH is the engine's own export of the hand (finishing stacks, winnings
+    and rake computed here) with the file's descriptive fields kept.
+    """
+    hand = parse_phh(text)
+    data = hand.fields
+    try:
+        state, events = start_hand(
+            hand.config,
+            hand.seats,
+            button=hand.button,
+            deck=hand.deck,
+            hand_id=str(data.get("hand", "")),
+            kill=hand.kill,
+            deck_commitment=data.get("_deck_commitment"),
+        )
+    except errors.SetupError as exc:
+        raise PhhError(f"the hand cannot start: {exc}") from None
+    # PHH player k (1-based) is the k-th seat of the file, which lists them clockwise
+    # from the button's left, exactly the engine's player order rotated.
+    seat_of = {k + 1: entry.seat for k, entry in enumerate(hand.seats)}
+    board_seen = 0
+    for index, line in enumerate(hand.actions):
+        words, comment = _split(line)
+        if not words:
+            match = _PROTECTED.match(comment or "")
+            if match:
+                seat = _seat(seat_of, match.group(1), index, line)
+                state, new = _apply(state, Action.timeout(seat), index, line, "protected")
+                events.extend(new)
+            continue
+        if words[0] == "d":
+            if words[1:2] == ["db"] and len(words) == 3:
+                cards = parse_cards(words[2])
+                if state.board[board_seen : board_seen + len(cards)] != cards:
+                    raise PhhReplayError(index, line, "the engine dealt other board cards")
+                board_seen += len(cards)
+            continue  # hole cards were checked when the deck was built
+        seat = _seat(seat_of, words[0][1:], index, line)
+        verb = words[1] if len(words) > 1 else ""
+        if verb == "sm":
+            continue  # the engine decides who shows; the file's choices set auto-muck
+        timeout = comment is not None and comment.startswith("timeout")
+        expect = None
+        if verb == "f":
+            action = (
+                Action.timeout(seat, protection_allowed=False) if timeout else Action.fold(seat)
+            )
+            expect = "fold" if timeout else None
+        elif verb == "cc" and len(words) == 2:
+            if timeout:
+                action, expect = Action.timeout(seat), "check"
+            elif state.over or state.actor != seat or state.legal_actions().can_check:
+                action = Action.check(seat)
+            else:
+                action = Action.call(seat)
+        elif verb == "cbr" and len(words) == 3 and words[2].isdigit():
+            action = Action.bet_raise(seat, int(words[2]))
+        else:
+            raise PhhReplayError(index, line, "not an action of these games")
+        state, new = _apply(state, action, index, line, expect)
+        events.extend(new)
+    if not state.over:
+        raise PhhReplayError(len(hand.actions), "", "the actions end before the hand is over")
+    meta = PhhMeta(
+        table=data.get("table"),
+        seat_count=data.get("seat_count"),
+        time=_time(data),
+        currency=data.get("currency"),
+        salt=data.get("_salt"),
+    )
+    return state, export_phh(state, events, meta)
+
+
+def _apply(
+    state: HandState, action: Action, index: int, line: str, timeout: str | None = None
+) -> tuple[HandState, list[Event]]:
+    """``apply`` with the engine's refusal turned into a :class:`PhhReplayError`.
+
+    ``timeout``: the resolution the file says a timeout had (check, fold, protected);
+    the engine decides it from the rules, and a file that disagrees is refused.
+    """
+    try:
+        new_state, events = apply(state, action)
+    except errors.IllegalAction as exc:
+        raise PhhReplayError(index, line, exc.reason) from None
+    if timeout is not None:
+        resolved = next(e.resolution for e in events if isinstance(e, TimedOut))
+        if resolved != timeout:
+            raise PhhReplayError(
+                index, line, f"the engine resolves this timeout as {resolved}, not {timeout}"
+            )
+    return new_state, events
+
+
+def _seat(seat_of: dict[int, int], digits: str, index: int, line: str) -> int:
+    """Seat of PHH player number ``digits`` (raise PhhReplayError if there is none)."""
+    if not digits.isdigit() or int(digits) not in seat_of:
+        raise PhhReplayError(index, line, "no such player")
+    return seat_of[int(digits)]
+
+
+def _split(line: str) -> tuple[list[str], str | None]:
+    """Words of an action line and its comment (text after ``#``), if any."""
+    action, sep, comment = line.partition("#")
+    return action.split(), comment.strip() if sep else None
+
+
+def _dealt_cards(actions: list[str], n: int) -> tuple[dict[int, list[int]], list[int], set[int]]:
+    """Hole cards by player index, the board in order, and the players who showed."""
+    holes: dict[int, list[int]] = {}
+    board: list[int] = []
+    shown: set[int] = set()
+    for index, line in enumerate(actions):
+        words, _ = _split(line)
+        try:
+            if words[:2] == ["d", "dh"] and len(words) == 4:
+                k = int(words[2][1:]) - 1
+                if not 0 <= k < n or "?" in words[3]:
+                    raise ValueError("unknown player or card")
+                holes.setdefault(k, []).extend(parse_cards(words[3]))
+            elif words[:2] == ["d", "db"] and len(words) == 3:
+                board.extend(parse_cards(words[2]))
+            elif len(words) == 3 and words[1] == "sm" and words[2] != "-":
+                shown.add(int(words[0][1:]) - 1)
+        except ValueError as exc:
+            raise PhhReplayError(index, line, str(exc)) from None
+    return holes, board, shown
+
+
+def _deck(data: dict[str, Any], holes: dict[int, list[int]], board: list[int], n: int) -> list[int]:
+    """The deck of the hand: ``_deck`` (checked against its commitment) or one built
+    from the dealt cards in the engine's dealing order (one at a time from the small
+    blind: ``p1``, heads-up ``p2``), the board right after the hole cards."""
+    # Deal position of PHH player k: the small blind is p1, heads-up p2 (the button).
+    first = 1 if n == 2 else 0
+    dealt_order = [(first + p) % n for p in range(n)]
+    if "_deck" in data:
+        try:
+            deck = parse_cards(data["_deck"])
+        except ValueError as exc:
+            raise PhhError(f"'_deck': {exc}") from None
+        commitment, salt = data.get("_deck_commitment"), data.get("_salt")
+        if commitment and salt and compute_commitment(deck, salt) != commitment:
+            raise PhhError("'_deck' and '_salt' do not match '_deck_commitment'")
+        for p, k in enumerate(dealt_order):
+            cards = holes.get(k, [])
+            dealt = [deck[r * n + p] for r in range(len(cards))]
+            if dealt != cards:
+                raise PhhError(f"the hole cards of p{k + 1} are not those of '_deck'")
+        return deck
+    per_player = {len(cards) for cards in holes.values()}
+    if len(holes) != n or len(per_player) != 1:
+        raise PhhError("every player's hole cards must be known to replay the hand")
+    (count,) = per_player
+    deck = [holes[k][r] for r in range(count) for k in dealt_order] + board
+    if len(set(deck)) != len(deck):
+        raise PhhError("a card is dealt twice")
+    used = set(deck)
+    return deck + [c for c in range(52) if c not in used]
+
+
+def _rotation_to_sorted(seats: list[int]) -> list[int]:
+    """``seats`` rotated to start at its smallest seat (sorted iff it was clockwise)."""
+    start = seats.index(min(seats))
+    return seats[start:] + seats[:start]
+
+
+def _amounts(data: dict[str, Any], name: str) -> list[int]:
+    values = data[name]
+    if not isinstance(values, list):
+        raise PhhError(f"{name!r} must be a list")
+    return [_int(v, name) for v in values]
+
+
+def _int(value: Any, name: str) -> int:
+    """An integer amount (cents); PHH files with fractional amounts are refused."""
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise PhhError(f"{name!r} must be an integer number of cents")
+    if isinstance(value, Decimal):
+        if value != value.to_integral_value():
+            raise PhhError(f"{name!r} must be an integer number of cents, not {value}")
+        return int(value)
+    return value
+
+
+def _basis_points(value: Any) -> int:
+    """A rake fraction (0.05) as basis points (500), exactly."""
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise PhhError("'_rake_percentage' must be a number between 0 and 1")
+    bp = Decimal(value) * _BASIS
+    if bp != bp.to_integral_value() or not 0 <= bp <= _BASIS:
+        raise PhhError("'_rake_percentage' must be between 0 and 1 in steps of 0.0001")
+    return int(bp)
+
+
+def _time(data: dict[str, Any]) -> datetime.datetime | None:
+    """The hand's time from ``time``/``day``/``month``/``year`` (UTC), if all present."""
+    t = data.get("time")
+    if not isinstance(t, datetime.time) or not all(k in data for k in ("day", "month", "year")):
+        return None
+    return datetime.datetime(
+        data["year"], data["month"], data["day"], t.hour, t.minute, t.second, tzinfo=datetime.UTC
+    )
