@@ -1,5 +1,7 @@
-"""Admin of the ledger (read-only: the ledger is append-only) and of withdrawals, which
-staff approve or reject with the two actions, through the cashier services."""
+"""Admin of the ledger (read-only: the ledger is append-only), of withdrawals, which
+staff approve or reject with the two actions, through the cashier services, and of the
+rake accounting (read-only: contributions are written when a hand settles, reports by
+the daily task)."""
 
 from collections.abc import Callable
 
@@ -13,6 +15,10 @@ from cashier.models import (
     LedgerAccount,
     LedgerEntry,
     LedgerTransaction,
+    RakeContribution,
+    RakeReport,
+    RakeReportPlayer,
+    RakeReportTable,
     Withdrawal,
     WithdrawalStatus,
 )
@@ -124,3 +130,40 @@ class WithdrawalAdmin(admin.ModelAdmin):
 def _as_user(request: HttpRequest) -> User:
     assert isinstance(request.user, User)  # noqa: S101 - admin views require a log-in
     return request.user
+
+
+@admin.register(RakeContribution)
+class RakeContributionAdmin(ReadOnlyAdmin):
+    list_display = ("id", "hand", "seat", "player", "amount", "created_at")
+    list_select_related = ("hand__table", "player")
+    search_fields = ("player__username", "hand__table__name")
+    raw_id_fields = ("hand", "player")
+
+
+class RakeReportTableInline(admin.TabularInline):
+    model = RakeReportTable
+    fields = ("stake_level", "table", "hands", "raked_hands", "rake", "average_rake")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+class RakeReportPlayerInline(admin.TabularInline):
+    model = RakeReportPlayer
+    fields = ("player", "raked_hands", "rake")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(RakeReport)
+class RakeReportAdmin(ReadOnlyAdmin):
+    list_display = ("date", "hands", "raked_hands", "rake", "average_rake", "built_at")
+    date_hierarchy = "date"
+    inlines = [RakeReportTableInline, RakeReportPlayerInline]

@@ -252,3 +252,103 @@ class Withdrawal(models.Model):
 
     def __str__(self) -> str:
         return f"withdrawal #{self.pk} of {self.amount} cents by {self.user} ({self.status})"
+
+
+# ---------------------------------------------------------------------------------------
+# Rake accounting (RULES.md section 6, finer point 13)
+#
+# The ledger holds the rake as one `rake` transaction per hand (table -> house). The rows
+# below attribute it: `RakeContribution` is each player's share of one hand's rake, as the
+# engine computed it (`HandResult.contributed_rake`), written in the transaction that
+# settles the hand. The daily reports are derived data, rebuilt whole for a day by
+# `cashier.rake.rake_report_build` (a Celery beat task runs it for yesterday); they are
+# never edited by hand.
+# ---------------------------------------------------------------------------------------
+
+
+class RakeContribution(models.Model):
+    """One player's share of one hand's rake (only non-zero shares are stored)."""
+
+    hand = models.ForeignKey(
+        "tables.Hand", on_delete=models.PROTECT, related_name="rake_contributions"
+    )
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="rake_contributions"
+    )
+    seat = models.PositiveSmallIntegerField()
+    amount = models.BigIntegerField(help_text="Cents.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["hand", "seat"]
+        constraints = [
+            models.UniqueConstraint(fields=["hand", "player"], name="cashier_rake_one_per_player"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="cashier_rake_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player} paid {self.amount} cents of rake in {self.hand}"
+
+
+class RakeReport(models.Model):
+    """The rake of one UTC day (hands that ended that day), all tables together."""
+
+    date = models.DateField(unique=True)
+    built_at = models.DateTimeField(default=timezone.now)
+    hands = models.PositiveIntegerField()
+    raked_hands = models.PositiveIntegerField()
+    rake = models.BigIntegerField(help_text="Cents.")
+
+    class Meta:
+        ordering = ["-date"]
+
+    def __str__(self) -> str:
+        return f"rake report of {self.date}"
+
+    @property
+    def average_rake(self) -> int:
+        """Rake per hand dealt, in cents rounded down."""
+        return self.rake // self.hands if self.hands else 0
+
+
+class RakeReportTable(models.Model):
+    """One table's rake on the report's day, with the stake level it had then."""
+
+    report = models.ForeignKey(RakeReport, on_delete=models.CASCADE, related_name="tables")
+    table = models.ForeignKey("tables.Table", on_delete=models.PROTECT, related_name="+")
+    stake_level = models.ForeignKey("tables.StakeLevel", on_delete=models.PROTECT, related_name="+")
+    hands = models.PositiveIntegerField()
+    raked_hands = models.PositiveIntegerField()
+    rake = models.BigIntegerField(help_text="Cents.")
+
+    class Meta:
+        ordering = ["report", "stake_level", "table"]
+        constraints = [
+            models.UniqueConstraint(fields=["report", "table"], name="cashier_rake_report_table"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.table} on {self.report.date}"
+
+    @property
+    def average_rake(self) -> int:
+        """Rake per hand dealt, in cents rounded down."""
+        return self.rake // self.hands if self.hands else 0
+
+
+class RakeReportPlayer(models.Model):
+    """One player's contributed rake on the report's day."""
+
+    report = models.ForeignKey(RakeReport, on_delete=models.CASCADE, related_name="players")
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    raked_hands = models.PositiveIntegerField()
+    rake = models.BigIntegerField(help_text="Cents.")
+
+    class Meta:
+        ordering = ["report", "-rake", "player"]
+        constraints = [
+            models.UniqueConstraint(fields=["report", "player"], name="cashier_rake_report_player"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player} on {self.report.date}"

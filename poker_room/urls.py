@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from poker_room.views import healthz
 
@@ -11,5 +12,9 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("cashier/", include("cashier.urls")),
     path("api/", include("cashier.api.urls")),
+    path("api/", include("tables.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # Swagger UI from our own static files (drf-spectacular-sidecar), no CDN.
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("tables.urls")),
 ]

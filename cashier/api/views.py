@@ -4,7 +4,8 @@ Errors are JSON ``{"detail": <for people>, "code": <stable>}`` (validation error
 ``"errors"`` by field). Anonymous requests get 401 (token authentication comes first, so
 a `WWW-Authenticate: Token` challenge is sent). Money-moving POSTs need an
 ``Idempotency-Key`` header; the key is scoped to the caller (``api:<user id>:<key>``).
-Auditors read the whole ledger but may not move money (403).
+Auditors read the whole ledger but may not move money (403). The daily rake report
+is for auditors only.
 """
 
 from typing import Any
@@ -26,12 +27,21 @@ from cashier.api.serializers import (
     DepositSerializer,
     LedgerEntrySerializer,
     LedgerFilterSerializer,
+    LedgerPageSerializer,
     MoneyRequestSerializer,
+    RakeReportQuerySerializer,
+    RakeReportSerializer,
     WalletSerializer,
     WithdrawalSerializer,
 )
 from cashier.exceptions import CashierError
 from cashier.models import Withdrawal
+from cashier.rake import (
+    rake_report_get,
+    rake_report_players,
+    rake_report_stake_levels,
+    rake_report_tables,
+)
 from cashier.selectors import (
     ledger_entry_list,
     wallet_get,
@@ -39,6 +49,8 @@ from cashier.selectors import (
     withdrawal_pending_total,
 )
 from cashier.services import deposit_create, withdrawal_cancel, withdrawal_request
+from tables.api.permissions import IsAuditor
+from tables.api.serializers import ErrorSerializer
 
 IDEMPOTENCY_KEY_MAX = 100
 
@@ -161,7 +173,14 @@ class LedgerPagination(PageNumberPagination):
 class LedgerView(CashierAPIView):
     serializer_class = LedgerEntrySerializer
 
-    @extend_schema(parameters=[LedgerFilterSerializer])
+    @extend_schema(
+        parameters=[
+            LedgerFilterSerializer,
+            OpenApiParameter("page", int, description="Page number, from 1."),
+            OpenApiParameter("page_size", int, description="Entries per page (at most 500)."),
+        ],
+        responses={200: LedgerPageSerializer},
+    )
     def get(self, request: Request) -> Response:
         filters = LedgerFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
@@ -187,6 +206,7 @@ class DepositView(CashierAPIView):
 class WithdrawalListView(CashierAPIView):
     serializer_class = WithdrawalSerializer
 
+    @extend_schema(responses={200: WithdrawalSerializer(many=True)})
     def get(self, request: Request) -> Response:
         withdrawals = withdrawal_list(user=request.user)
         return Response(WithdrawalSerializer(withdrawals, many=True).data)
@@ -206,8 +226,55 @@ class WithdrawalListView(CashierAPIView):
 class WithdrawalCancelView(CashierAPIView):
     """Cancel a pending withdrawal. No Idempotency-Key needed: cancelling twice is a no-op."""
 
-    @extend_schema(request=None, responses={200: WithdrawalSerializer})
+    @extend_schema(
+        request=None,
+        responses={200: WithdrawalSerializer},
+        parameters=[
+            OpenApiParameter(
+                "id", {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}, OpenApiParameter.PATH
+            )
+        ],
+    )
     def post(self, request: Request, pk: int) -> Response:
         withdrawal = get_object_or_404(Withdrawal, pk=pk, user=request.user)
         withdrawal = withdrawal_cancel(withdrawal=withdrawal, user=request.user)
         return Response(WithdrawalSerializer(withdrawal).data)
+
+
+class RakeReportView(CashierAPIView):
+    """The built rake report of one UTC day (404 until the daily task built it)."""
+
+    permission_classes = [IsAuthenticated, IsAuditor]
+
+    @extend_schema(
+        parameters=[RakeReportQuerySerializer],
+        responses={
+            200: RakeReportSerializer,
+            400: ErrorSerializer,
+            401: ErrorSerializer,
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+        },
+    )
+    def get(self, request: Request) -> Response:
+        query = RakeReportQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        day = query.validated_data["date"]
+        report = rake_report_get(day=day)
+        if report is None:
+            raise exceptions.NotFound(
+                f"The rake report of {day} is not built yet.", code="report_not_built"
+            )
+        tables = rake_report_tables(report=report)
+        data = {
+            "date": report.date,
+            "built_at": report.built_at,
+            "hands": report.hands,
+            "raked_hands": report.raked_hands,
+            "rake": report.rake,
+            "average_rake": report.average_rake,
+            "stake_levels": rake_report_stake_levels(tables=tables),
+            "tables": tables,
+            "players": rake_report_players(report=report),
+        }
+        return Response(RakeReportSerializer(data).data)

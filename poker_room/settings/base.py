@@ -6,6 +6,7 @@ Variables: DATABASE_URL, REDIS_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUST
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 
 from poker_room.env import (
     DEFAULT_DATABASE_URL,
@@ -36,6 +37,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts",
     "cashier",
     "tables",
@@ -101,6 +103,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "cashier-ledger-audit": {"task": "cashier.tasks.ledger_audit_task", "schedule": 3600.0},
     # Picks up turns and deals whose scheduled task was lost (a worker died): no table hangs.
     "tables-sweep": {"task": "tables.sweep", "schedule": 5.0},
+    # Yesterday's rake report (UTC), rebuilt whole: a late or repeated run is harmless.
+    "cashier-rake-report-daily": {
+        "task": "cashier.tasks.rake_report_daily_task",
+        "schedule": crontab(hour=0, minute=15),
+    },
 }
 
 AUTH_USER_MODEL = "accounts.User"
@@ -141,13 +148,23 @@ REST_FRAMEWORK = {
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",
     ],
-    "DEFAULT_THROTTLE_RATES": {"anon": "60/min", "user": "600/min"},
+    # Scopes: the hand-history API (tables/api/throttles.py) falls back to "user".
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": "60/min",
+        "user": "600/min",
+        "hand_history": "300/min",
+        "hand_export": "20/min",
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Poker room API",
     "DESCRIPTION": "Wallet, ledger, cashier and hand histories of the poker room.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The docs page (/api/docs/) serves Swagger UI from our static files, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {

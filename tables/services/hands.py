@@ -14,6 +14,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from cashier import services as cashier
+from cashier.rake import rake_contributions_record
 from tables.engine.actions import Action
 from tables.engine.config import KillInfo
 from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
@@ -255,6 +256,7 @@ def _hand_settle(
     hand.rake = result.rake
     if result.rake:
         cashier.hand_rake_collect(table=table, amount=result.rake, hand_id=hand.id)
+        rake_contributions_record(hand=hand, state=state)
     final = dict(zip(state.seats, state.stacks, strict=True))
     for seat in seats:
         if seat.number in final and state.players[state.seats.index(seat.number)] == (

@@ -1,0 +1,17 @@
+"""Permissions of the history and report APIs."""
+
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from accounts.selectors import user_is_auditor
+
+
+class IsAuditor(BasePermission):
+    """Members of the ``auditor`` group only (403 for everyone else signed in)."""
+
+    message = "Only auditors may read this."
+    code = "auditors_only"
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return user_is_auditor(user=request.user)

@@ -1,0 +1,15 @@
+"""Routes of the hand-history API, mounted at /api/."""
+
+from django.urls import path
+
+from tables.api import views
+
+urlpatterns = [
+    path("hands/", views.HandListView.as_view(), name="api-hands"),
+    path("hands/export", views.HandExportView.as_view(), name="api-hands-export"),
+    path("hands/<int:pk>/", views.HandDetailView.as_view(), name="api-hand"),
+    path("hands/<int:pk>/phh", views.HandPhhView.as_view(), name="api-hand-phh"),
+    path("hands/<int:pk>/text", views.HandTextView.as_view(), name="api-hand-text"),
+    path("hands/<int:pk>/ohh", views.HandOhhView.as_view(), name="api-hand-ohh"),
+    path("hands/<int:pk>/verify", views.HandVerifyView.as_view(), name="api-hand-verify"),
+]

@@ -1,0 +1,1 @@
+"""Tests of the hand-history API, its formats, its schema and docs page."""
