@@ -1,0 +1,156 @@
+/**
+ * hands.js — the hand-history page: lists the player's finished hands from
+ * `GET /api/hands/` and replays one from `GET /api/hands/<id>/` street by street (the
+ * board so far and the actions of each street, written by log.js). DOM APIs only; an
+ * API error shows its `detail`.
+ */
+
+import { cardElement, cardsText, money, STREET_NAMES } from "./table/format.js";
+import { describe } from "./table/log.js";
+
+const app = document.getElementById("hands-app");
+const list = document.getElementById("hands-list");
+const status = document.getElementById("hands-status");
+const errorBox = document.getElementById("replay-error");
+const STREETS = ["preflop", "flop", "turn", "river", "showdown"];
+let hand = null;
+let step = 0;
+let steps = [];
+
+async function getJSON(url) {
+  const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    const detail = body && body.detail ? body.detail : `The server answered ${response.status}.`;
+    throw new Error(detail);
+  }
+  return body;
+}
+
+function text(tag, value, className) {
+  const node = document.createElement(tag);
+  node.textContent = value;
+  if (className) node.className = className;
+  return node;
+}
+
+async function loadList() {
+  try {
+    const page = await getJSON(app.dataset.listUrl);
+    const hands = page.results || [];
+    status.textContent = hands.length ? `${hands.length} most recent hands.` : "No finished hands yet: play a hand and it shows here.";
+    list.replaceChildren(...hands.map((h) => {
+      const li = document.createElement("li");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.id = String(h.id);
+      button.textContent = `#${h.number} · ${h.table.name} · pot ${money(h.pot)}`;
+      button.append(text("span", ` ${new Date(h.ended_at || h.started_at).toLocaleString()}`, "muted small"));
+      button.addEventListener("click", () => open(h.id, button));
+      li.append(button);
+      return li;
+    }));
+  } catch (err) {
+    status.textContent = `Your hands could not be loaded: ${err.message}`;
+    status.classList.add("error");
+  }
+}
+
+/** Split the events into streets: everything before a `dealt_board` belongs to the street before. */
+function splitStreets(events) {
+  const out = [{ street: "preflop", board: [], events: [] }];
+  let board = [];
+  for (const row of events) {
+    const e = row.data;
+    if (e.type === "dealt_board") {
+      board = [...board, ...e.cards];
+      out.push({ street: e.street, board, events: [] });
+      continue;
+    }
+    if (["shown", "mucked", "won", "rake", "hand_ended", "chopped"].includes(e.type) && out.at(-1).street !== "showdown") {
+      out.push({ street: "showdown", board, events: [] });
+    }
+    out.at(-1).events.push(e);
+  }
+  return out;
+}
+
+async function open(id, button) {
+  errorBox.hidden = true;
+  for (const b of list.querySelectorAll("button")) b.removeAttribute("aria-current");
+  button.setAttribute("aria-current", "true");
+  try {
+    hand = await getJSON(`${app.dataset.detailUrl}${id}/`);
+  } catch (err) {
+    errorBox.textContent = `This hand could not be loaded: ${err.message}`;
+    errorBox.hidden = false;
+    return;
+  }
+  steps = splitStreets(hand.events);
+  step = 0;
+  document.getElementById("replay-title").textContent = `Hand #${hand.number} at ${hand.table.name}`;
+  document.getElementById("replay-sub").textContent = `${hand.stake_level.name} · button seat ${hand.button} · rake ${money(hand.rake)}`;
+  document.getElementById("replay-body").hidden = false;
+  draw(false);
+}
+
+function model() {
+  return { hand: { players: hand.seats.map((s) => ({ seat: s.seat, player: s.player })) }, seats: [] };
+}
+
+function line(e) {
+  if (e.type === "hole_cards") {
+    const seat = hand.seats.find((s) => s.seat === e.seat);
+    return `Dealt to ${seat ? seat.player : `seat ${e.seat}`}: ${cardsText(e.cards)}`;
+  }
+  const described = describe(e, model());
+  return described && (typeof described === "string" ? described : described.text);
+}
+
+function draw(all) {
+  const shown = all ? steps : steps.slice(0, step + 1);
+  const current = shown.at(-1);
+  document.getElementById("replay-street").textContent = all ? "The whole hand" : STREET_NAMES[current.street] || "Showdown";
+  document.getElementById("replay-board").replaceChildren(...current.board.map((c) => cardElement(c)));
+  const body = document.querySelector("#replay-seats tbody");
+  body.replaceChildren(...hand.seats.map((s) => {
+    const tr = document.createElement("tr");
+    const cards = document.createElement("td");
+    (s.hole_cards || [null, null]).forEach((c) => cards.append(cardElement(c, { small: true })));
+    const end = text("td", money(s.final_stack), "num");
+    tr.append(text("td", String(s.seat)), text("td", s.player), cards, text("td", money(s.starting_stack), "num"), end);
+    return tr;
+  }));
+  const box = document.getElementById("replay-streets");
+  box.replaceChildren(...shown.map((part) => {
+    const section = document.createElement("section");
+    section.className = "replay-street";
+    section.append(text("h3", STREET_NAMES[part.street] || "Showdown"));
+    const ol = document.createElement("ol");
+    part.events.map(line).filter(Boolean).forEach((l) => ol.append(text("li", l)));
+    section.append(ol);
+    return section;
+  }));
+  document.getElementById("replay-prev").disabled = all ? false : step === 0;
+  document.getElementById("replay-next").disabled = !all && step >= steps.length - 1;
+}
+
+document.getElementById("replay-prev").addEventListener("click", () => {
+  step = Math.max(0, step - 1);
+  draw(false);
+});
+document.getElementById("replay-next").addEventListener("click", () => {
+  step = Math.min(steps.length - 1, step + 1);
+  draw(false);
+});
+document.getElementById("replay-all").addEventListener("click", () => {
+  step = steps.length - 1;
+  draw(true);
+});
+
+loadList();

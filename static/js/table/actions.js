@@ -1,0 +1,298 @@
+/**
+ * actions.js — what the viewer can do: the three main buttons on their turn (fold,
+ * check/call, bet/raise) with the legal amounts, the bet slider and amount box bounded
+ * to [min_to, max_to] with min / half pot / pot / all-in shortcuts (pot- and no-limit),
+ * the advance ("in turn") boxes while waiting, the seat controls (sit out, back, add
+ * chips, leave) and the keyboard shortcuts F, C and R.
+ *
+ * Every command goes through `send(cmd, fields)` (socket.js) and its answer: an error
+ * shows the server's reason in the action bar and the buttons come back.
+ */
+
+import { inputDollars, money, parseDollars } from "./format.js";
+import { myPlayer, potTotal, toMatch } from "./store.js";
+
+const POT_STRUCTURES = new Set(["PL", "NL"]);
+
+export function clamp(value, low, high) {
+  return Math.min(high, Math.max(low, value));
+}
+
+/** Raise-to totals for the shortcuts, clamped to the legal range. */
+export function presetAmounts(legal, hand, player) {
+  const low = legal.min_to;
+  const high = legal.max_to;
+  const current = toMatch(hand);
+  const call = Math.max(0, current - player.committed);
+  const pot = potTotal(hand);
+  // RULES §2: a pot-sized raise is the call plus everything in the middle after calling.
+  const potTo = current + pot + call;
+  const halfTo = current + Math.floor((pot + call) / 2);
+  return {
+    min: low,
+    half: clamp(halfTo, low, high),
+    pot: clamp(potTo, low, high),
+    allin: clamp(legal.all_in_to, low, high),
+  };
+}
+
+export class ActionBar {
+  constructor(root, { send, showError, clearError, config }) {
+    this.root = root;
+    this.send = send;
+    this.showError = showError;
+    this.clearError = clearError;
+    this.config = config;
+    this.now = root.querySelector("#act-now");
+    this.advanceBox = root.querySelector("#act-advance");
+    this.fold = root.querySelector("#btn-fold");
+    this.call = root.querySelector("#btn-call");
+    this.raise = root.querySelector("#btn-raise");
+    this.sizing = root.querySelector("#sizing");
+    this.slider = root.querySelector("#bet-slider");
+    this.amount = root.querySelector("#bet-amount");
+    this.hint = root.querySelector("#seat-hint");
+    this.sitOut = root.querySelector("#btn-sitout");
+    this.sitIn = root.querySelector("#btn-sitin");
+    this.topUp = root.querySelector("#btn-topup");
+    this.leave = root.querySelector("#btn-leave");
+    this.raiseTo = null;
+    this.model = null;
+    this.connected = false;
+    this.wire();
+  }
+
+  wire() {
+    this.fold.addEventListener("click", () => this.act("fold"));
+    this.call.addEventListener("click", () => {
+      const legal = this.legal();
+      if (legal) this.act(legal.can_check ? "check" : "call");
+    });
+    this.raise.addEventListener("click", () => this.act("bet_raise", this.raiseTo));
+    this.slider.addEventListener("input", () => this.setRaise(Number(this.slider.value), { fromSlider: true }));
+    this.amount.addEventListener("change", () => this.amountTyped());
+    this.amount.addEventListener("keydown", (e) => {
+      const legal = this.legal();
+      if (!legal || !this.model.hand) return;
+      const step = this.model.hand.limits.big_blind || 1;
+      if (e.key === "ArrowUp" || e.key === "ArrowDown") {
+        e.preventDefault();
+        this.setRaise(this.raiseTo + (e.key === "ArrowUp" ? step : -step));
+      } else if (e.key === "Enter") {
+        e.preventDefault();
+        this.amountTyped();
+        this.raise.click();
+      }
+    });
+    for (const button of this.root.querySelectorAll("[data-preset]")) {
+      button.addEventListener("click", () => {
+        const legal = this.legal();
+        const me = this.model && myPlayer(this.model);
+        if (legal && me) this.setRaise(presetAmounts(legal, this.model.hand, me)[button.dataset.preset]);
+      });
+    }
+    for (const box of this.advanceBox.querySelectorAll("[data-advance]")) {
+      box.addEventListener("change", () => this.advanceChanged(box));
+    }
+    this.sitOut.addEventListener("click", () => this.command("sit_out"));
+    this.sitIn.addEventListener("click", () => this.command("sit_in", { post_big_blind: false }));
+    this.leave.addEventListener("click", () => {
+      const inHand = this.model && myPlayer(this.model);
+      if (inHand && !window.confirm("You are in a hand: leaving folds it when the action reaches you. Leave the table?")) return;
+      this.command("leave");
+    });
+    document.addEventListener("keydown", (e) => this.shortcut(e));
+  }
+
+  legal() {
+    const hand = this.model && this.model.hand;
+    return hand && hand.legal && !this.model.pendingAct ? hand.legal : null;
+  }
+
+  async command(cmd, fields = {}) {
+    this.clearError();
+    const answer = await this.send(cmd, fields);
+    if (answer.type === "error") this.showError(answer.message);
+    return answer;
+  }
+
+  async act(kind, amount) {
+    const legal = this.legal();
+    if (!legal || !this.connected) return;
+    const fields = { action: kind, turn: this.model.hand.turn };
+    if (kind === "bet_raise") {
+      if (amount === null || amount === undefined) return;
+      fields.amount = amount;
+    }
+    this.model.pendingAct = true;
+    this.render(this.model, this.connected);
+    const answer = await this.command("act", fields);
+    if (answer.type === "error") {
+      this.model.pendingAct = false;
+      this.render(this.model, this.connected);
+    }
+  }
+
+  amountTyped() {
+    const cents = parseDollars(this.amount.value);
+    const legal = this.legal();
+    if (!legal) return;
+    if (cents === null) {
+      this.showError("Enter an amount in dollars, like 12 or 12.50.");
+      this.setRaise(this.raiseTo ?? legal.min_to);
+      return;
+    }
+    if (cents < legal.min_to || cents > legal.max_to) {
+      this.showError(`The ${legal.is_bet ? "bet" : "raise"} must be from ${money(legal.min_to)} to ${money(legal.max_to)}; set to the nearest.`);
+    } else {
+      this.clearError();
+    }
+    this.setRaise(cents);
+  }
+
+  setRaise(cents, { fromSlider = false } = {}) {
+    const legal = this.legal();
+    if (!legal || legal.min_to === null) return;
+    this.raiseTo = clamp(Math.round(cents), legal.min_to, legal.max_to);
+    if (!fromSlider) this.slider.value = String(this.raiseTo);
+    this.amount.value = inputDollars(this.raiseTo);
+    this.raiseLabel(legal);
+  }
+
+  raiseLabel(legal) {
+    const word = legal.is_bet ? "Bet" : "Raise to";
+    const allIn = this.raiseTo === legal.all_in_to ? " (all-in)" : "";
+    this.raise.firstChild.textContent = `${word} ${money(this.raiseTo)}${allIn} `;
+  }
+
+  async advanceChanged(box) {
+    const kind = box.dataset.advance;
+    const you = this.model.you;
+    for (const other of this.advanceBox.querySelectorAll("[data-advance]")) {
+      if (other !== box) other.checked = false;
+    }
+    const fields = box.checked ? { action: kind } : { action: null };
+    if (box.checked && kind === "bet_raise") fields.amount = this.advanceRaiseTo();
+    // Shown ticked at once; the server's `"advance": null` (cleared or used) unticks it.
+    const previous = you ? you.advance : null;
+    if (you) you.advance = box.checked ? { kind, amount: fields.amount ?? null } : null;
+    const answer = await this.command("advance", fields);
+    if (answer.type === "error" && you) you.advance = previous;
+    this.render(this.model, this.connected);
+  }
+
+  /** The total a ticked bet/raise goes to: one more bet (limit) or a min-raise guess. */
+  advanceRaiseTo() {
+    const hand = this.model.hand;
+    const current = toMatch(hand);
+    const limits = hand.limits;
+    if (hand.structure === "FL") {
+      const late = hand.street === "turn" || hand.street === "river";
+      return current + (late ? limits.big_bet : limits.small_bet);
+    }
+    return current === 0 ? limits.big_blind : Math.max(current * 2, current + limits.big_blind);
+  }
+
+  shortcut(e) {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const target = e.target;
+    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable)) return;
+    if (document.querySelector("dialog[open]")) return;
+    const key = e.key.toLowerCase();
+    const button = { f: this.fold, c: this.call, r: this.raise }[key];
+    if (!button || this.now.hidden || button.hidden || button.disabled) return;
+    e.preventDefault();
+    button.click();
+  }
+
+  render(model, connected) {
+    this.model = model;
+    this.connected = connected;
+    const you = model.you;
+    const hand = model.hand;
+    const me = myPlayer(model);
+    const legal = this.legal();
+    const myTurn = Boolean(legal && hand.actor === you?.seat);
+
+    this.now.hidden = !myTurn;
+    if (myTurn) this.renderTurn(legal, hand);
+
+    const waiting = Boolean(hand && me && me.status === "in" && hand.actor !== me.seat && !model.pendingAct);
+    this.advanceBox.hidden = !waiting;
+    if (waiting) this.renderAdvance(hand, me, you);
+
+    for (const b of [this.fold, this.call, this.raise, this.sitOut, this.sitIn, this.topUp, this.leave]) {
+      b.disabled = !connected || (model.pendingAct && [this.fold, this.call, this.raise].includes(b));
+    }
+    for (const box of this.advanceBox.querySelectorAll("input")) box.disabled = !connected;
+
+    this.sitOut.hidden = !you || you.status === "sitting_out" || you.sitting_out_next;
+    this.sitIn.hidden = !you || !(you.status === "sitting_out" || you.sitting_out_next);
+    this.sitIn.textContent = you && you.sitting_out_next ? "Keep playing" : "I'm back";
+    this.leave.hidden = !you || you.leaving;
+    this.topUp.hidden = !you || Boolean(me);
+    this.hint.textContent = this.hintText(model);
+  }
+
+  hintText(model) {
+    if (!this.config.username) return "You are watching. Log in to take a seat.";
+    if (!this.config.canPlay) return "You are watching: this account does not play.";
+    const you = model.you;
+    if (!you) return model.seats.length >= model.table.seats ? "The table is full: you are watching." : "Choose an empty seat to sit down.";
+    if (you.leaving) return "You leave the table when this hand ends.";
+    if (you.status === "sitting_out") return "You are sitting out.";
+    if (you.sitting_out_next) return "You sit out when this hand ends.";
+    if (you.status === "waiting") return "Waiting for the big blind to reach you.";
+    return "";
+  }
+
+  renderTurn(legal, hand) {
+    this.fold.disabled = !legal.can_fold;
+    this.fold.hidden = false;
+    this.fold.title = legal.can_fold ? "" : "Checking is free: no need to fold.";
+    const callText = legal.can_check ? "Check" : `Call ${money(legal.call_amount)}${legal.call_all_in ? " (all-in)" : ""}`;
+    this.call.firstChild.textContent = `${callText} `;
+    this.raise.hidden = !legal.can_bet_raise;
+    const spread = legal.can_bet_raise && legal.min_to !== legal.max_to;
+    this.sizing.hidden = !spread;
+    for (const button of this.root.querySelectorAll("[data-preset]")) {
+      button.hidden = !POT_STRUCTURES.has(hand.structure);
+      if (button.dataset.preset === "allin") button.textContent = hand.structure === "PL" ? "Max" : "All-in";
+    }
+    if (legal.can_bet_raise) {
+      this.slider.min = String(legal.min_to);
+      this.slider.max = String(legal.max_to);
+      this.slider.step = "1";
+      this.amount.min = inputDollars(legal.min_to);
+      this.amount.max = inputDollars(legal.max_to);
+      const key = `${hand.id}:${hand.turn}`;
+      if (this.turnKey !== key) {
+        this.turnKey = key;
+        this.raiseTo = legal.min_to;
+      }
+      this.setRaise(this.raiseTo ?? legal.min_to);
+    }
+  }
+
+  renderAdvance(hand, me, you) {
+    const current = toMatch(hand);
+    const owed = Math.min(Math.max(0, current - me.committed), me.stack);
+    const free = owed === 0;
+    const show = {
+      fold: !free,
+      check_fold: free,
+      check: free,
+      call: !free,
+      bet_raise: me.stack > owed,
+    };
+    const ticked = you && you.advance ? you.advance.kind : null;
+    for (const box of this.advanceBox.querySelectorAll("[data-advance]")) {
+      const kind = box.dataset.advance;
+      box.closest("label").hidden = !show[kind] && ticked !== kind;
+      box.checked = ticked === kind;
+    }
+    this.advanceBox.querySelector('[data-role="call-label"]').textContent = `Call ${money(owed)}`;
+    const raiseTo = you && you.advance && you.advance.kind === "bet_raise" ? you.advance.amount : this.advanceRaiseTo();
+    this.advanceBox.querySelector('[data-role="raise-label"]').textContent = `${current === 0 ? "Bet" : "Raise to"} ${money(raiseTo)}`;
+  }
+}

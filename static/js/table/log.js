@@ -1,0 +1,95 @@
+/**
+ * log.js — the hand log: one human-readable line per table event ("bob raises to $6").
+ *
+ * `describe(msg, model)` reads the event and the model *before* the event is applied (for
+ * names and streets) and returns a line or null (events that need no line). `HandLog`
+ * appends lines to the <ol> with textContent only, keeps the last few hundred, and
+ * scrolls to the newest.
+ */
+
+import { cardsText, money, POST_NAMES, STREET_NAMES } from "./format.js";
+
+const MAX_LINES = 300;
+
+function nameOf(model, seat) {
+  const hand = model.hand || model.lastHand;
+  const p = hand && hand.players.find((q) => q.seat === seat);
+  if (p) return p.player;
+  const s = model.seats.find((q) => q.seat === seat);
+  return s ? s.player : `Seat ${seat}`;
+}
+
+function potName(index) {
+  return index === 0 ? "the main pot" : `side pot ${index}`;
+}
+
+export function describe(msg, model) {
+  const who = () => nameOf(model, msg.seat);
+  const allIn = msg.all_in ? " and is all-in" : "";
+  switch (msg.type) {
+    case "hand_started":
+      return {
+        text: `Hand #${String(msg.hand_id).split("-").pop()} — ${nameOf(model, msg.button)} has the button`,
+        kind: "start",
+      };
+    case "posted":
+      return `${who()} posts ${POST_NAMES[msg.kind] || msg.kind} ${money(msg.amount)}${allIn}`;
+    case "hole_cards":
+      return msg.cards ? { text: `Dealt to you: ${cardsText(msg.cards)}`, kind: "mine" } : null;
+    case "dealt_board":
+      return { text: `${STREET_NAMES[msg.street] || msg.street}: ${cardsText(msg.cards)}`, kind: "street" };
+    case "acted":
+      switch (msg.action) {
+        case "fold": return `${who()} folds`;
+        case "check": return `${who()} checks`;
+        case "call": return `${who()} calls ${money(msg.amount)}${allIn}`;
+        case "bet": return `${who()} bets ${money(msg.street_total)}${allIn}`;
+        case "raise": return `${who()} raises to ${money(msg.street_total)}${allIn}`;
+        default: return `${who()} ${msg.action}`;
+      }
+    case "timed_out": {
+      const what = {
+        check: "checks", fold: "folds", protected: "stays in with all-in protection",
+      }[msg.resolution] || msg.resolution;
+      return { text: `${who()} ran out of time and ${what}`, kind: "warn" };
+    }
+    case "protected":
+      return `${who()} is all-in protected for ${money(msg.amount_in)}`;
+    case "uncalled_returned":
+      return `${money(msg.amount)} uncalled, returned to ${who()}`;
+    case "shown":
+      return `${who()} shows ${cardsText(msg.cards)} (${msg.high}${msg.low ? `; low: ${msg.low}` : ""})`;
+    case "mucked":
+      return `${who()} mucks`;
+    case "won": {
+      const share = msg.share ? ` (${msg.share})` : "";
+      const how = msg.description ? ` with ${msg.description}` : "";
+      return { text: `${who()} wins ${money(msg.amount)} from ${potName(msg.pot)}${share}${how}`, kind: "win" };
+    }
+    case "rake":
+      return msg.amount ? `Rake ${money(msg.amount)}` : null;
+    case "chopped":
+      return "The blinds chop: the blinds go back to their owners";
+    case "seat_left":
+      return `${msg.player} leaves the table`;
+    default:
+      return null;
+  }
+}
+
+export class HandLog {
+  constructor(list) {
+    this.list = list;
+  }
+
+  add(line) {
+    if (!line) return;
+    const entry = typeof line === "string" ? { text: line } : line;
+    const li = document.createElement("li");
+    li.textContent = entry.text;
+    if (entry.kind) li.className = `log-${entry.kind}`;
+    this.list.append(li);
+    while (this.list.childElementCount > MAX_LINES) this.list.firstElementChild.remove();
+    this.list.scrollTop = this.list.scrollHeight;
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * main.js — the table page's entry point: reads the page config, opens the socket,
+ * keeps the model (store.js) and redraws the table (render.js), the action bar
+ * (actions.js) and the hand log (log.js) on every snapshot and event. Also owns the
+ * buy-in and add-chips dialogs, the connection banner and the error messages.
+ */
+
+import { ActionBar } from "./actions.js";
+import { inputDollars, money, parseDollars } from "./format.js";
+import { describe, HandLog } from "./log.js";
+import { Clock, TableView } from "./render.js";
+import { TableSocket } from "./socket.js";
+import { applyEvent, fromSnapshot } from "./store.js";
+
+const config = JSON.parse(document.getElementById("table-config").textContent);
+const root = document.getElementById("table-app");
+const $ = (selector) => root.querySelector(selector);
+
+let model = null;
+const log = new HandLog($("#hand-log"));
+const errorBox = $("#action-error");
+const announcer = $("#turn-announce");
+
+function showError(message) {
+  errorBox.textContent = message;
+  errorBox.hidden = false;
+}
+
+function clearError() {
+  errorBox.hidden = true;
+  errorBox.textContent = "";
+}
+
+const socket = new TableSocket(config.wsPath, {
+  snapshot(msg) {
+    const first = model === null;
+    model = fromSnapshot(msg, model);
+    model.username = config.username;
+    if (first) log.add({ text: `Joined ${msg.table.name}.`, kind: "info" });
+    draw();
+  },
+  event(msg) {
+    if (!model) return;
+    const line = describe(msg, model);
+    const notes = applyEvent(model, msg);
+    log.add(line);
+    notes.forEach((note) => log.add({ text: note, kind: "info" }));
+    if (msg.type === "turn" && msg.legal_actions) clearError();
+    draw();
+  },
+  status(state, detail) {
+    connectionStatus(state, detail);
+    if (model) draw();
+  },
+  error(msg) {
+    showError(msg.message || "The table refused that.");
+  },
+});
+
+const view = new TableView(root, { onSeatClick: openBuyIn });
+const clock = new Clock(root, (text) => {
+  announcer.textContent = text;
+});
+const actions = new ActionBar(root, {
+  send: (cmd, fields) => socket.send(cmd, fields),
+  showError,
+  clearError,
+  config,
+});
+
+function draw() {
+  if (!model) return;
+  const connected = socket.connected;
+  view.render(model, { canSit: config.canPlay && connected });
+  actions.render(model, connected);
+  clock.set(model);
+  $("#table-status").textContent = { open: "Open", paused: "Paused", closed: "Closed" }[model.table.status] || model.table.status;
+}
+
+function connectionStatus(state, detail) {
+  const banner = $("#conn-banner");
+  const conn = $("#conn");
+  conn.dataset.state = state;
+  root.dataset.state = state;
+  if (state === "open") {
+    conn.textContent = "Connected";
+    if (!banner.hidden) {
+      banner.hidden = true;
+      log.add({ text: "Reconnected: the table is up to date.", kind: "info" });
+    }
+    return;
+  }
+  if (state === "connecting") {
+    conn.textContent = "Connecting…";
+    return;
+  }
+  if (state === "resyncing") {
+    conn.textContent = "Catching up…";
+    return;
+  }
+  if (state === "reconnecting") {
+    conn.textContent = "Reconnecting…";
+    return;
+  }
+  if (state === "gone") {
+    conn.textContent = "Table closed";
+    showBanner("This table no longer exists. Go back to the lobby to find another.");
+    return;
+  }
+  conn.textContent = "Offline";
+  showBanner(
+    `Connection lost. Reconnecting in ${detail.seconds} s (attempt ${detail.attempt})… `
+      + "Your seat is kept; if it is your turn, your clock keeps running.",
+    true,
+  );
+}
+
+function showBanner(text, retry = false) {
+  const banner = $("#conn-banner");
+  banner.replaceChildren(document.createTextNode(text));
+  if (retry) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "link";
+    button.textContent = "Retry now";
+    button.addEventListener("click", () => socket.connect());
+    banner.append(button);
+  }
+  banner.hidden = false;
+}
+
+// --- The four-colour deck: the profile's preference, switchable here for this page. ---
+$("#four-color").addEventListener("change", (e) => {
+  document.body.classList.toggle("four-color", e.target.checked);
+});
+
+// --- Buy-in dialog. ---
+const buyIn = {
+  dialog: $("#buyin-dialog"),
+  amount: $("#buyin-amount"),
+  slider: $("#buyin-slider"),
+  error: $("#buyin-error"),
+  seat: null,
+};
+
+function openBuyIn(seatNumber) {
+  if (!config.username) {
+    window.location.href = config.loginUrl;
+    return;
+  }
+  if (!model) return;
+  const stake = model.table.stake;
+  buyIn.seat = seatNumber;
+  $("#buyin-seat").textContent = String(seatNumber);
+  $("#buyin-range").textContent = `Buy in from ${money(stake.buy_in_min)} to ${money(stake.buy_in_max)}.`
+    + " If you left this stake level a short while ago, you must bring back at least what you left with.";
+  const balance = config.balance;
+  $("#buyin-balance").textContent = balance === null ? "" : `Your balance: ${money(balance)}.`;
+  const start = balance === null ? stake.buy_in_max : Math.max(stake.buy_in_min, Math.min(stake.buy_in_max, balance));
+  buyIn.slider.min = String(stake.buy_in_min);
+  buyIn.slider.max = String(stake.buy_in_max);
+  buyIn.slider.step = String(model.table.stake.big_blind || 1);
+  buyIn.slider.value = String(start);
+  buyIn.amount.value = inputDollars(start);
+  buyIn.amount.min = inputDollars(stake.buy_in_min);
+  buyIn.amount.max = inputDollars(stake.buy_in_max);
+  buyIn.error.hidden = true;
+  buyIn.dialog.showModal();
+  buyIn.amount.focus();
+  buyIn.amount.select();
+}
+
+buyIn.slider.addEventListener("input", () => {
+  buyIn.amount.value = inputDollars(Number(buyIn.slider.value));
+});
+buyIn.amount.addEventListener("input", () => {
+  const cents = parseDollars(buyIn.amount.value);
+  if (cents !== null) buyIn.slider.value = String(cents);
+});
+$("#buyin-cancel").addEventListener("click", () => buyIn.dialog.close());
+$("#buyin-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const cents = parseDollars(buyIn.amount.value);
+  if (cents === null || cents === 0) {
+    dialogError(buyIn.error, "Enter the buy-in in dollars, like 100 or 100.50.");
+    return;
+  }
+  const submit = $("#buyin-submit");
+  submit.disabled = true;
+  const answer = await socket.send("sit", {
+    seat: buyIn.seat,
+    buy_in: cents,
+    post_big_blind: $("#buyin-post").checked,
+  });
+  submit.disabled = false;
+  if (answer.type === "error") {
+    dialogError(buyIn.error, answer.message);
+    return;
+  }
+  if (config.balance !== null) config.balance -= cents;
+  buyIn.dialog.close();
+});
+
+function dialogError(box, message) {
+  box.textContent = message;
+  box.hidden = false;
+}
+
+// --- Add chips (top up between hands). ---
+const topUp = { dialog: $("#topup-dialog"), amount: $("#topup-amount"), error: $("#topup-error") };
+$("#btn-topup").addEventListener("click", () => {
+  if (!model || !model.you) return;
+  const room = Math.max(0, model.table.stake.buy_in_max - model.you.stack);
+  $("#topup-range").textContent = `You can add up to ${money(room)} (the maximum buy-in is ${money(model.table.stake.buy_in_max)}).`;
+  topUp.amount.value = inputDollars(room);
+  topUp.error.hidden = true;
+  topUp.dialog.showModal();
+});
+$("#topup-cancel").addEventListener("click", () => topUp.dialog.close());
+$("#topup-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const cents = parseDollars(topUp.amount.value);
+  if (cents === null || cents === 0) {
+    dialogError(topUp.error, "Enter an amount in dollars, like 50 or 50.25.");
+    return;
+  }
+  const answer = await socket.send("top_up", { amount: cents });
+  if (answer.type === "error") {
+    dialogError(topUp.error, answer.message);
+    return;
+  }
+  topUp.dialog.close();
+});
+
+// Exposed for the browser tests and the console: `tableClient.socket.drop()`.
+window.tableClient = { socket, get model() { return model; } };
+
+socket.connect();

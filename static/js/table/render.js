@@ -1,0 +1,227 @@
+/**
+ * render.js — the table on screen, built from the model with DOM APIs only (textContent,
+ * never innerHTML with server data).
+ *
+ * Seats sit around the oval, turned so that the viewer's own seat is at the bottom; each
+ * shows the name, stack, last action, cards (own face up, others face down until shown),
+ * and the countdown bar when it is that seat's turn. Bets sit in front of the seats, the
+ * dealer button beside its seat, the board and pots in the middle. `Clock` animates the
+ * countdown: action time first, then the time bank (`turn.deadline` already includes it).
+ */
+
+import { cardElement, money } from "./format.js";
+import { holeCount, mySeat, potTotal, shownHand, toMatch } from "./store.js";
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = text;
+  return node;
+}
+
+/** Screen position (percent) of the k-th seat from the bottom, clockwise, on an ellipse. */
+function around(k, n, rx, ry) {
+  const angle = Math.PI / 2 + (2 * Math.PI * k) / n;
+  return { left: 50 + rx * Math.cos(angle), top: 50 + ry * Math.sin(angle) };
+}
+
+function place(node, pos) {
+  node.style.left = `${pos.left.toFixed(2)}%`;
+  node.style.top = `${pos.top.toFixed(2)}%`;
+}
+
+const STATUS_LABELS = {
+  waiting: "Waiting for the big blind",
+  sitting_out: "Sitting out",
+};
+
+export class TableView {
+  constructor(root, { onSeatClick }) {
+    this.root = root;
+    this.seatsBox = root.querySelector("#seats");
+    this.board = root.querySelector("#board");
+    this.pot = root.querySelector("#pot");
+    this.handInfo = root.querySelector("#hand-info");
+    this.onSeatClick = onSeatClick;
+  }
+
+  render(model, { canSit }) {
+    const n = model.table.seats;
+    const me = mySeat(model);
+    const offset = me ? me - 1 : 0;
+    const hand = shownHand(model);
+    const live = model.hand;
+    const nodes = [];
+    for (let number = 1; number <= n; number += 1) {
+      const k = (number - 1 - offset + n) % n;
+      const seat = model.seats.find((s) => s.seat === number);
+      const p = hand ? hand.players.find((q) => q.seat === number) : undefined;
+      const node = seat ? this.seatNode(model, seat, p, hand) : this.emptySeat(number, canSit && !me);
+      place(node, around(k, n, 44, 41));
+      node.dataset.pos = String(k);
+      nodes.push(node);
+      if (p && p.committed > 0) {
+        const bet = el("div", "bet", money(p.committed));
+        bet.dataset.seat = String(number);
+        bet.setAttribute("aria-label", `${p.player} bet ${money(p.committed)}`);
+        place(bet, around(k, n, 28, 24));
+        nodes.push(bet);
+      }
+      if (hand && hand.button === number) {
+        const button = el("div", "dealer", "D");
+        button.setAttribute("role", "img");
+        button.setAttribute("aria-label", "Dealer button");
+        place(button, around(k + 0.38, n, 31, 28));
+        nodes.push(button);
+      }
+    }
+    this.seatsBox.replaceChildren(...nodes);
+
+    this.board.replaceChildren(...(hand ? hand.board.map((c) => cardElement(c)) : []));
+    this.board.setAttribute("aria-label", hand && hand.board.length ? `Board, ${hand.board.length} cards` : "Board, no cards yet");
+    this.renderPot(hand, live);
+    this.handInfo.textContent = hand
+      ? `Hand #${hand.number}${live ? ` · ${hand.street[0].toUpperCase()}${hand.street.slice(1)}` : " · finished"}`
+      : model.seats.length < 2 ? "Waiting for players" : "Next hand soon";
+  }
+
+  renderPot(hand, live) {
+    this.pot.replaceChildren();
+    if (!hand) return;
+    if (live) {
+      const total = potTotal(hand);
+      this.pot.append(el("span", "pot-total", `Pot ${money(total)}`));
+      if (hand.pots.length > 1) {
+        hand.pots.forEach((pot, i) => {
+          this.pot.append(el("span", "pot-side", `${i === 0 ? "Main" : `Side ${i}`} ${money(pot.amount)}`));
+        });
+      }
+    } else if (hand.rake) {
+      this.pot.append(el("span", "pot-side", `Rake ${money(hand.rake)}`));
+    }
+  }
+
+  emptySeat(number, clickable) {
+    if (!clickable) {
+      const node = el("div", "seat empty", `Seat ${number}`);
+      node.dataset.seat = String(number);
+      return node;
+    }
+    const node = el("button", "seat empty open");
+    node.type = "button";
+    node.dataset.seat = String(number);
+    node.setAttribute("aria-label", `Take seat ${number}`);
+    node.append(el("span", "seat-num", `Seat ${number}`), el("span", "sit-here", "Sit here"));
+    node.addEventListener("click", () => this.onSeatClick(number));
+    return node;
+  }
+
+  seatNode(model, seat, p, hand) {
+    const node = el("div", "seat");
+    node.dataset.seat = String(seat.seat);
+    node.setAttribute("role", "group");
+    const me = mySeat(model) === seat.seat;
+    if (me) node.classList.add("me");
+    const live = model.hand;
+    const acting = live && live.actor === seat.seat;
+    if (acting) node.classList.add("acting");
+    if (p && (p.status === "folded" || (hand.mucked && hand.mucked[seat.seat]))) node.classList.add("folded");
+    if (hand && hand.won && hand.won[seat.seat]) node.classList.add("winner");
+    if (seat.status === "sitting_out") node.classList.add("away");
+
+    const cards = el("div", "hole");
+    if (p && p.status !== "folded" && !(hand.mucked && hand.mucked[seat.seat])) {
+      if (p.cards) {
+        for (const c of p.cards) cards.append(cardElement(c));
+        if (p.shown || !me) cards.classList.add("shown");
+      } else if (p.dealt || live) {
+        for (let i = 0; i < holeCount(hand.game); i += 1) cards.append(cardElement(null));
+      }
+    }
+    cards.setAttribute("aria-label", me ? "Your cards" : `${seat.player}'s cards`);
+    cards.setAttribute("role", "group");
+
+    const plate = el("div", "plate");
+    plate.append(el("span", "name", seat.player));
+    const stack = p ? p.stack : seat.stack;
+    const stackNode = el("span", "stack", p && p.status === "all_in" && live ? "All-in" : money(stack));
+    stackNode.setAttribute("aria-label", `Stack ${money(stack)}`);
+    plate.append(stackNode);
+    let note = "";
+    if (hand && hand.won && hand.won[seat.seat]) note = `Wins ${money(hand.won[seat.seat])}`;
+    else if (hand && hand.lastAction && hand.lastAction[seat.seat]) note = hand.lastAction[seat.seat];
+    else if (acting) note = me ? "Your turn" : "Thinking…";
+    else if (!p && STATUS_LABELS[seat.status]) note = STATUS_LABELS[seat.status];
+    if (seat.leaving) note = note ? `${note} · leaving` : "Leaving";
+    const noteNode = el("span", "note", note);
+    noteNode.dataset.role = "note";
+    plate.append(noteNode);
+    if (hand && hand.descriptions && hand.descriptions[seat.seat]) {
+      plate.append(el("span", "desc", hand.descriptions[seat.seat]));
+    }
+    node.setAttribute("aria-label", `Seat ${seat.seat}: ${seat.player}${me ? " (you)" : ""}`);
+    node.append(cards, plate);
+    if (acting) {
+      const clock = el("div", "seat-clock");
+      clock.setAttribute("aria-hidden", "true");
+      clock.append(el("div", "fill"));
+      node.append(clock);
+    }
+    return node;
+  }
+}
+
+/** Counts down the turn: fills the actor's seat bar and the viewer's own clock. */
+export class Clock {
+  constructor(root, announce) {
+    this.root = root;
+    this.box = root.querySelector("#turn-clock");
+    this.fill = root.querySelector("#clock-fill");
+    this.text = root.querySelector("#clock-text");
+    this.announce = announce;
+    this.phase = null;
+    setInterval(() => this.tick(), 200);
+  }
+
+  set(model) {
+    this.model = model;
+    this.tick();
+  }
+
+  tick() {
+    const model = this.model;
+    const hand = model && model.hand;
+    const bar = this.root.querySelector(".seat.acting .seat-clock .fill");
+    if (!hand || !hand.deadline || hand.actor === null) {
+      this.box.hidden = true;
+      this.phase = null;
+      return;
+    }
+    const actionSeconds = model.table.action_seconds;
+    const bank = hand.timeBank ?? model.table.time_bank_seconds;
+    const left = Math.max(0, (Date.parse(hand.deadline) - Date.now()) / 1000);
+    const inBank = left <= bank;
+    const fraction = inBank ? (bank ? left / bank : 0) : Math.min(1, (left - bank) / Math.max(actionSeconds, 1));
+    const seconds = Math.ceil(inBank ? left : left - bank);
+    if (bar) {
+      bar.style.width = `${(fraction * 100).toFixed(1)}%`;
+      bar.classList.toggle("bank", inBank);
+    }
+    const mine = mySeat(model) === hand.actor;
+    this.box.hidden = !mine;
+    if (!mine) {
+      this.phase = null;
+      return;
+    }
+    this.fill.style.width = `${(fraction * 100).toFixed(1)}%`;
+    this.fill.classList.toggle("bank", inBank);
+    this.text.textContent = inBank ? `Time bank: ${seconds} s` : `${seconds} s to act`;
+    const phase = `${hand.turn}:${inBank ? "bank" : "action"}`;
+    if (phase !== this.phase) {
+      this.phase = phase;
+      this.announce(inBank ? `Time bank: ${seconds} seconds left.` : `Your turn: ${seconds} seconds.`);
+    }
+  }
+}
+
+export { toMatch };

@@ -1,0 +1,140 @@
+/**
+ * socket.js — the table's WebSocket: connect, number commands, check event versions,
+ * resynchronise, reconnect.
+ *
+ * Protocol (tables/consumers.py): on connect the server sends a `snapshot` carrying the
+ * stream version `v`; every later event carries the next `v`. An event with a `v` we
+ * already have is dropped; a jump in `v` means a message was lost (the channel layer
+ * delivers at most once), so we ask `{"cmd": "snapshot"}` and ignore events until it
+ * arrives. Commands carry an increasing `seq` per connection and are answered with
+ * `ack` or `error` for that `seq`: `send()` returns a promise of that answer.
+ * A dropped connection reconnects by itself with exponential backoff (1 s … 15 s) and
+ * starts again from the fresh snapshot.
+ */
+
+const BACKOFF_SECONDS = [1, 2, 4, 8, 15];
+
+export class TableSocket {
+  /**
+   * @param {string} path  e.g. "/ws/tables/3/"
+   * @param {object} on    callbacks: snapshot(msg), event(msg), status(state, detail), error(msg)
+   */
+  constructor(path, on) {
+    this.url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
+    this.on = on;
+    this.ws = null;
+    this.seq = 0;
+    this.version = null;
+    this.resyncing = false;
+    this.pending = new Map();
+    this.attempt = 0;
+    this.retryTimer = null;
+    this.closedForGood = false;
+    window.addEventListener("online", () => this.retryNow());
+  }
+
+  connect() {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.on.status(this.attempt ? "reconnecting" : "connecting", {});
+    const ws = new WebSocket(this.url);
+    this.ws = ws;
+    ws.addEventListener("open", () => {
+      this.seq = 0;
+      this.version = null;
+      this.resyncing = true; // until the connect snapshot arrives
+    });
+    ws.addEventListener("message", (e) => this.receive(e.data));
+    ws.addEventListener("close", (e) => this.closed(ws, e));
+  }
+
+  get connected() {
+    return this.ws !== null && this.ws.readyState === WebSocket.OPEN && this.version !== null;
+  }
+
+  /** Send a command; resolves with the server's `ack` or `error` message. */
+  send(cmd, fields = {}) {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
+      return Promise.resolve({
+        type: "error", code: "disconnected",
+        message: "Not connected to the table: wait for the connection to come back and try again.",
+      });
+    }
+    this.seq += 1;
+    const seq = this.seq;
+    const answer = new Promise((resolve) => this.pending.set(seq, resolve));
+    this.ws.send(JSON.stringify({ cmd, seq, ...fields }));
+    return answer;
+  }
+
+  receive(text) {
+    let msg;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (msg.type === "ack" || msg.type === "error") {
+      const resolve = this.pending.get(msg.seq);
+      if (resolve) {
+        this.pending.delete(msg.seq);
+        resolve(msg);
+      } else if (msg.type === "error") {
+        this.on.error(msg);
+      }
+      return;
+    }
+    if (msg.type === "snapshot") {
+      this.version = msg.v;
+      this.resyncing = false;
+      if (this.attempt) this.attempt = 0;
+      this.on.status("open", {});
+      this.on.snapshot(msg);
+      return;
+    }
+    if (typeof msg.v !== "number" || this.resyncing || this.version === null) return;
+    if (msg.v <= this.version) return; // already part of the snapshot we hold
+    if (msg.v !== this.version + 1) {
+      this.resync();
+      return;
+    }
+    this.version = msg.v;
+    this.on.event(msg);
+  }
+
+  /** A message was lost: start again from a snapshot. */
+  resync() {
+    this.resyncing = true;
+    this.on.status("resyncing", {});
+    this.send("snapshot").then((answer) => {
+      if (answer.type === "error") this.on.error(answer);
+    });
+  }
+
+  closed(ws, event) {
+    if (ws !== this.ws) return;
+    for (const resolve of this.pending.values()) {
+      resolve({ type: "error", code: "disconnected", message: "The connection was lost before the table answered." });
+    }
+    this.pending.clear();
+    this.version = null;
+    if (event.code === 4404) {
+      this.closedForGood = true;
+      this.on.status("gone", {});
+      return;
+    }
+    const delay = BACKOFF_SECONDS[Math.min(this.attempt, BACKOFF_SECONDS.length - 1)];
+    this.attempt += 1;
+    this.on.status("lost", { seconds: delay, attempt: this.attempt });
+    this.retryTimer = setTimeout(() => this.connect(), delay * 1000 * (0.8 + Math.random() * 0.4));
+  }
+
+  retryNow() {
+    if (this.retryTimer && !this.closedForGood) this.connect();
+  }
+
+  /** Drop the connection as a network failure would (used by tests and the debug console). */
+  drop() {
+    if (this.ws) this.ws.close(4000, "dropped");
+  }
+}

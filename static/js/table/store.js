@@ -1,0 +1,306 @@
+/**
+ * store.js — the client's model of the table: a snapshot, then every event applied to it.
+ *
+ * `fromSnapshot(msg)` builds the model from the server's snapshot (tables/selectors.py
+ * `table_snapshot`); `applyEvent(model, msg)` folds one versioned event into it (the
+ * event types of tables/engine/events.py plus the table's own `turn`, `seats` and
+ * `seat_left`) and returns the seats that changed hands, for the log. Mirrors what the
+ * engine does to stacks, bets and pots, so that the screen needs no snapshot per event;
+ * any doubt (a lost message) is settled by a fresh snapshot (socket.js).
+ */
+
+function player(hand, seat) {
+  return hand ? hand.players.find((p) => p.seat === seat) : undefined;
+}
+
+function newHandExtras(hand) {
+  hand.lastAction = {};
+  hand.won = {};
+  hand.descriptions = {};
+  hand.mucked = {};
+  hand.legal = hand.legal || null;
+  return hand;
+}
+
+export function fromSnapshot(msg, previous) {
+  const model = {
+    table: msg.table,
+    seats: msg.seats,
+    you: msg.you,
+    hand: null,
+    pendingAct: false,
+    // The finished hand stays on screen until the next one starts.
+    lastHand: previous ? previous.lastHand : null,
+  };
+  const h = msg.hand;
+  if (h) {
+    model.hand = newHandExtras({
+      id: h.id,
+      number: h.number,
+      game: h.game,
+      structure: h.structure,
+      limits: h.limits,
+      button: h.button,
+      street: h.street,
+      board: [...h.board],
+      pots: h.pots,
+      actor: h.actor,
+      isOver: h.is_over,
+      players: h.players.map((p) => ({ ...p, dealt: true })),
+      legal: h.legal_actions,
+      turn: h.turn,
+      deadline: h.deadline,
+      timeBank: msg.table.time_bank_seconds,
+    });
+    model.lastHand = null;
+  }
+  return model;
+}
+
+export function toMatch(hand) {
+  return Math.max(0, ...hand.players.map((p) => p.committed));
+}
+
+export function potTotal(hand) {
+  return hand.players.reduce((sum, p) => sum + p.in_pot, 0);
+}
+
+export function mySeat(model) {
+  return model.you ? model.you.seat : null;
+}
+
+export function myPlayer(model) {
+  return model.hand && model.you ? player(model.hand, model.you.seat) : undefined;
+}
+
+export function shownHand(model) {
+  return model.hand || model.lastHand;
+}
+
+/**
+ * Apply one event. Returns `{changes}`: notes for the log that the event alone cannot
+ * say (who sat down), computed from the model before the change.
+ */
+export function applyEvent(model, msg) {
+  const notes = [];
+  if (Object.prototype.hasOwnProperty.call(msg, "advance") && model.you) {
+    model.you.advance = msg.advance;
+  }
+  const hand = model.hand;
+  const p = player(hand, msg.seat);
+  switch (msg.type) {
+    case "hand_started":
+      model.lastHand = null;
+      model.hand = newHandExtras({
+        id: msg.hand,
+        number: Number(String(msg.hand_id).split("-").pop()),
+        game: msg.game,
+        structure: msg.structure,
+        limits: {
+          big_blind: msg.big_blind, small_bet: msg.small_bet, big_bet: msg.big_bet,
+          spread_min: msg.spread_min, spread_max: msg.spread_max,
+        },
+        button: msg.button,
+        street: "preflop",
+        board: [],
+        pots: [],
+        actor: null,
+        isOver: false,
+        players: msg.seats.map((s) => ({
+          seat: s.seat, player: s.player, stack: s.stack, committed: 0, in_pot: 0,
+          status: "in", cards: null, shown: false, dealt: false,
+        })),
+        legal: null,
+        turn: 0,
+        deadline: null,
+        timeBank: model.table.time_bank_seconds,
+      });
+      // Everyone dealt in is playing now (the server sends no seat list for that).
+      for (const s of model.seats) {
+        if (msg.seats.some((d) => d.seat === s.seat)) s.status = "active";
+      }
+      if (model.you) {
+        model.you.advance = null;
+        if (msg.seats.some((d) => d.seat === model.you.seat)) model.you.status = "active";
+      }
+      break;
+    case "posted":
+      if (p) {
+        p.stack -= msg.amount;
+        p.in_pot += msg.amount;
+        if (msg.kind !== "ante") p.committed += msg.amount;
+        if (msg.all_in) p.status = "all_in";
+        hand.lastAction[p.seat] = msg.kind === "ante" ? "Ante" : "Blind";
+      }
+      break;
+    case "hole_cards":
+      if (p) {
+        p.dealt = true;
+        if (msg.cards) p.cards = msg.cards;
+      }
+      break;
+    case "dealt_board":
+      if (hand) {
+        hand.board.push(...msg.cards);
+        hand.street = msg.street;
+      }
+      break;
+    case "acted":
+      if (p) {
+        p.stack -= msg.amount;
+        p.in_pot += msg.amount;
+        p.committed = msg.street_total;
+        if (msg.action === "fold") p.status = "folded";
+        if (msg.all_in) p.status = "all_in";
+        // A timeout's own label ("Time out: fold") stays over the fold it caused.
+        if (!String(hand.lastAction[p.seat] || "").startsWith("Time out")) {
+          hand.lastAction[p.seat] = actionLabel(msg);
+        }
+        if (p.seat === mySeat(model)) {
+          hand.legal = null;
+          model.pendingAct = false;
+        }
+      }
+      break;
+    case "timed_out":
+      if (p) {
+        hand.lastAction[p.seat] = `Time out: ${msg.resolution === "protected" ? "protected" : msg.resolution}`;
+        if (p.seat === mySeat(model)) {
+          hand.legal = null;
+          model.pendingAct = false;
+        }
+      }
+      break;
+    case "protected":
+      if (p) p.status = "protected";
+      break;
+    case "uncalled_returned":
+      if (p) {
+        p.stack += msg.amount;
+        p.committed -= msg.amount;
+        p.in_pot -= msg.amount;
+      }
+      break;
+    case "pots":
+      if (hand) {
+        hand.pots = msg.pots;
+        for (const q of hand.players) q.committed = 0;
+        for (const seat of Object.keys(hand.lastAction)) {
+          if (!/fold/i.test(hand.lastAction[seat])) delete hand.lastAction[seat];
+        }
+        hand.actor = null;
+      }
+      break;
+    case "shown":
+      if (p) {
+        p.cards = msg.cards;
+        p.shown = true;
+        hand.descriptions[p.seat] = msg.low ? `${msg.high}; low ${msg.low}` : msg.high;
+      }
+      break;
+    case "mucked":
+      if (p) {
+        hand.mucked[p.seat] = true;
+        hand.lastAction[p.seat] = "Mucks";
+      }
+      break;
+    case "won":
+      if (p) {
+        p.stack += msg.amount;
+        hand.won[p.seat] = (hand.won[p.seat] || 0) + msg.amount;
+      }
+      break;
+    case "chopped":
+      if (hand) {
+        for (const r of msg.returned) {
+          const q = player(hand, r.seat);
+          if (q) q.stack += r.amount;
+        }
+        for (const q of hand.players) {
+          q.committed = 0;
+          q.in_pot = 0;
+        }
+      }
+      break;
+    case "hand_ended":
+      if (hand) {
+        for (const s of msg.stacks) {
+          const q = player(hand, s.seat);
+          if (q) q.stack = s.amount;
+        }
+        for (const q of hand.players) q.committed = 0;
+        hand.isOver = true;
+        hand.actor = null;
+        hand.legal = null;
+        hand.deadline = null;
+        hand.rake = msg.rake;
+        model.pendingAct = false;
+        model.lastHand = hand;
+        model.hand = null;
+      }
+      break;
+    case "turn":
+      if (hand) {
+        hand.actor = msg.seat;
+        hand.turn = msg.turn;
+        hand.deadline = msg.deadline;
+        hand.timeBank = msg.time_bank_seconds;
+        hand.legal = msg.legal_actions || null;
+        delete hand.lastAction[msg.seat];
+        model.pendingAct = false;
+      }
+      break;
+    case "seats": {
+      const before = new Map(model.seats.map((s) => [s.seat, s.player]));
+      for (const s of msg.seats) {
+        if (before.get(s.seat) !== s.player) notes.push(`${s.player} sits down in seat ${s.seat}.`);
+      }
+      model.seats = msg.seats;
+      model.you = youFromSeats(model);
+      break;
+    }
+    case "seat_left":
+      model.seats = model.seats.filter((s) => s.seat !== msg.seat);
+      model.you = youFromSeats(model);
+      break;
+    default:
+      break;
+  }
+  return notes;
+}
+
+/** Keep `you` in step with the public seat list (name match: names are unique). */
+function youFromSeats(model) {
+  const name = model.username;
+  const seat = name ? model.seats.find((s) => s.player === name) : undefined;
+  if (!seat) return null;
+  const old = model.you && model.you.seat === seat.seat ? model.you : {};
+  const satOut = seat.status === "sitting_out";
+  return {
+    advance: null,
+    sitting_out_next: false,
+    ...old,
+    seat: seat.seat,
+    status: seat.status,
+    stack: seat.stack,
+    leaving: seat.leaving,
+    ...(satOut ? { sitting_out_next: false } : {}),
+  };
+}
+
+export function actionLabel(msg) {
+  const allIn = msg.all_in ? " (all-in)" : "";
+  switch (msg.action) {
+    case "fold": return "Fold";
+    case "check": return "Check";
+    case "call": return `Call${allIn}`;
+    case "bet": return `Bet${allIn}`;
+    case "raise": return `Raise${allIn}`;
+    default: return msg.action;
+  }
+}
+
+/** The engine's hole-card count for a game. */
+export function holeCount(game) {
+  return game === "holdem" ? 2 : 4;
+}

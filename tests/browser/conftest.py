@@ -1,0 +1,81 @@
+"""Browser fixtures: Debian's chromium driven by Playwright (sync API) against `live_room`.
+
+The browser is missing: the tests are skipped with the reason, except under `CI=true`,
+where a missing browser fails them (CI must run them). Each player gets their own browser
+context (own cookies), logged in through the real log-in page.
+"""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+SCREENSHOTS = Path(__file__).resolve().parent.parent.parent / "docs" / "screenshots"
+
+
+def _require_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    reason = f"{CHROMIUM} is missing: install Debian's chromium (make browser) to run these"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+# Package scope: Playwright's sync API runs an event loop in this thread while it is
+# started, so it must be stopped before the suite's asyncio tests run.
+@pytest.fixture(scope="package")
+def browser(live_room) -> Iterator[object]:
+    _require_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    # Playwright's sync API keeps an event loop in this thread; the tests' own ORM calls
+    # (making users and tables, reading hands) are plain synchronous code all the same.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    expect.set_options(timeout=15_000)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture
+def room(live_room, browser) -> str:
+    """The base URL of the running room (daphne + Celery on the test database)."""
+    return live_room
+
+
+@pytest.fixture
+def open_player(browser, room):
+    """`open_player(user)` -> a logged-in page in a fresh browser context."""
+    contexts = []
+
+    def login(user, password: str, *, viewport: dict | None = None):
+        context = browser.new_context(viewport=viewport or VIEWPORT, base_url=room)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto("/accounts/login/")
+        page.fill("#id_username", user.username)
+        page.fill("#id_password", password)
+        page.click("main form button[type=submit]")
+        page.wait_for_url(f"{room}/")
+        return page
+
+    yield login
+    for context in contexts:
+        context.close()

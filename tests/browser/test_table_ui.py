@@ -1,0 +1,278 @@
+"""The poker room in a real Chromium: sit down, play a hand by clicking, time out, errors.
+
+Two players in two browser contexts play heads-up No-Limit Hold'em at a live room
+(daphne + Celery on the test database). Each page's DOM is checked: a player sees their
+own hole cards face up and the opponent's face down (the opponent's cards are nowhere in
+the page) until the showdown turns them up. The screenshots in docs/screenshots/ are
+saved here.
+"""
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connection
+from playwright.sync_api import Page, expect
+
+from cashier.services import deposit_create
+from tables.engine.cards import card_str
+from tables.models import Game, Hand, HandStatus, Structure
+from tables.services.seating import seat_take
+from tests.browser.conftest import PHONE, SCREENSHOTS
+from tests.factories import PASSWORD, StakeLevelFactory, TableFactory, UserFactory
+
+CARD_NAME = re.compile(
+    r"^(Ace|King|Queen|Jack|Ten|Nine|Eight|Seven|Six|Five|Four|Three|Two)"
+    r" of (spades|hearts|diamonds|clubs)$"
+)
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def player(name: str, amount: int = 100_000, **fields):
+    user = UserFactory(username=name, **fields)
+    deposit_create(user=user, amount=amount, idempotency_key=f"browser-{name}")
+    return user
+
+
+def holdem_table(**fields):
+    stake = StakeLevelFactory(
+        name="NL Hold'em $1/$2",
+        game=Game.HOLDEM,
+        structure=Structure.NO_LIMIT,
+        small_blind=100,
+        big_blind=200,
+        buy_in_min=4_000,
+        buy_in_max=20_000,
+        allin_protection=fields.pop("allin_protection", True),
+    )
+    defaults = {"name": "Copacabana", "seats": 6, "pause_between_hands_ms": 60_000}
+    return TableFactory(stake_level=stake, **{**defaults, **fields})
+
+
+def lobby_extras():
+    """More tables, so that the lobby looks like a room."""
+    omaha = StakeLevelFactory(
+        name="PL Omaha $0.50/$1", game=Game.OMAHA, structure=Structure.POT_LIMIT,
+        small_blind=50, big_blind=100, small_bet=100, big_bet=200,
+        buy_in_min=2_000, buy_in_max=10_000,
+    )  # fmt: skip
+    hilo = StakeLevelFactory(
+        name="FL Omaha Hi-Lo $2/$4", game=Game.OMAHA8, structure=Structure.FIXED_LIMIT,
+        small_blind=100, big_blind=200, small_bet=200, big_bet=400,
+        buy_in_min=4_000, buy_in_max=20_000,
+    )  # fmt: skip
+    micro = StakeLevelFactory(
+        name="NL Hold'em $0.05/$0.10", game=Game.HOLDEM, structure=Structure.NO_LIMIT,
+        small_blind=5, big_blind=10, small_bet=10, big_bet=20,
+        buy_in_min=200, buy_in_max=1_000,
+    )  # fmt: skip
+    TableFactory(name="Bellagio", stake_level=omaha, seats=6)
+    TableFactory(name="Monte Carlo", stake_level=hilo, seats=8)
+    TableFactory(name="Riverboat", stake_level=micro, seats=9)
+
+
+def outside_the_browser_loop(function, **kwargs):
+    """Run a service in a plain thread: Playwright's loop lives in this one, and the
+    service's broadcast (async_to_sync) refuses to run beside a running loop."""
+
+    def run():
+        try:
+            return function(**kwargs)
+        finally:
+            connection.close()  # this thread's own connection; the test database is dropped later
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result()
+
+
+def sit(page: Page, seat: int, dollars: str) -> None:
+    page.get_by_role("button", name=f"Take seat {seat}").click()
+    dialog = page.locator("#buyin-dialog")
+    expect(dialog).to_be_visible()
+    page.fill("#buyin-amount", dollars)
+    page.click("#buyin-submit")
+    expect(dialog).to_be_hidden()
+    expect(page.locator(f'.seat.me[data-seat="{seat}"]')).to_be_visible()
+
+
+def cards_in_page(page: Page) -> set[str]:
+    return set(page.eval_on_selector_all("[data-card]", "els => els.map(e => e.dataset.card)"))
+
+
+def my_turn(pages: list[Page]) -> Page:
+    """The page whose player must act now (waits for one)."""
+    for _ in range(100):
+        for page in pages:
+            if page.locator("#act-now").is_visible():
+                return page
+        pages[0].wait_for_timeout(100)
+    raise AssertionError("nobody got a turn")
+
+
+def test_two_players_play_a_hand_to_showdown_by_clicking(open_player, browser, room):
+    table = holdem_table()
+    lobby_extras()
+    alice = player("alice", auto_muck=False)
+    bob = player("bob", auto_muck=False, four_color_deck=True)
+    a, b = open_player(alice, PASSWORD), open_player(bob, PASSWORD)
+    url = f"/tables/{table.id}/"
+    a.goto(url)
+    b.goto(url)
+    for page in (a, b):
+        expect(page.locator("#conn")).to_have_text("Connected")
+    sit(a, 1, "100")
+    sit(b, 4, "150")
+    seats = {a: (1, 4), b: (4, 1)}
+
+    # The hand starts: each sees their own two cards face up, the other's two face down.
+    for page, (mine, theirs) in seats.items():
+        expect(page.locator(f'.seat[data-seat="{mine}"] .hole .card:not(.back)')).to_have_count(2)
+        expect(page.locator(f'.seat[data-seat="{theirs}"] .hole .card.back')).to_have_count(2)
+        for card in page.locator(f'.seat[data-seat="{mine}"] .hole .card').all():
+            expect(card).to_have_attribute("aria-label", CARD_NAME)
+    expect(b.locator("body.four-color")).to_have_count(1)
+    # A spectator on a phone sees every hole card face down.
+    phone = browser.new_context(viewport=PHONE, base_url=room, is_mobile=True, has_touch=True)
+    spectator = phone.new_page()
+    spectator.goto(url)
+    expect(spectator.locator(".seat .hole .card.back")).to_have_count(4)
+    expect(spectator.locator(".seat .hole .card:not(.back)")).to_have_count(0)
+    expect(spectator.locator("#seat-hint")).to_contain_text("Log in to take a seat")
+    seen_mid_hand = {a: cards_in_page(a), b: cards_in_page(b)}
+
+    # Preflop: the waiting player ticks an advance action; it shows ticked until used.
+    actor = my_turn([a, b])
+    waiting = b if actor is a else a
+    advance = waiting.locator("#act-advance input[data-advance=check]")
+    expect(advance).to_be_visible()
+    advance.check()
+    expect(advance).to_be_checked()
+    waiting.wait_for_timeout(300)  # the ack is in; still ticked
+    expect(advance).to_be_checked()
+    expect(actor.locator("#btn-call")).to_contain_text("Call $1")
+    actor.click("#btn-call")
+    # The advance check ran on the waiting player's turn: the flop comes at once.
+    for page in (a, b):
+        expect(page.locator("#board .card")).to_have_count(3)
+        expect(page.locator("#hand-log")).to_contain_text("checks")
+    expect(waiting.locator("#act-advance input[data-advance=check]")).not_to_be_checked()
+
+    # Flop: the first to act checks with the keyboard shortcut, the other bets the pot.
+    first = my_turn([a, b])
+    first.keyboard.press("c")
+    second = b if first is a else a
+    expect(second.locator("#act-now")).to_be_visible()
+    second.click("[data-preset=pot]")
+    expect(second.locator("#bet-amount")).to_have_value("4")
+    expect(second.locator("#btn-raise")).to_contain_text("Bet $4")
+    second.click("#btn-raise")
+    expect(first.locator("#btn-call")).to_contain_text("Call $4")
+    expect(first.locator(".bet")).to_contain_text("$4")
+    first.screenshot(path=str(SCREENSHOTS / "table.png"))
+    expect(spectator.locator(".bet")).to_contain_text("$4")
+    spectator.screenshot(path=str(SCREENSHOTS / "table-phone.png"), full_page=True)
+    phone.close()
+    for page in (a, b):
+        seen_mid_hand[page] |= cards_in_page(page)
+    first.click("#btn-call")
+
+    # Turn and river: check it down.
+    for _ in range(4):
+        page = my_turn([a, b])
+        expect(page.locator("#btn-call")).to_contain_text("Check")
+        page.click("#btn-call")
+        expect(page.locator("#act-now")).to_be_hidden()
+    for page in (a, b):
+        expect(page.locator("#hand-log")).to_contain_text("wins")
+
+    # Showdown: both hands face up on both pages; before it, nobody's page held the
+    # other's cards.
+    hand = Hand.objects.get(table=table)
+    assert hand.status == HandStatus.FINISHED
+    hole = dict(zip(hand.state["seats"], hand.state["hole"], strict=True))
+    for page, (mine, theirs) in seats.items():
+        theirs_cards = {card_str(c) for c in hole[theirs]}
+        assert not theirs_cards & seen_mid_hand[page]
+        assert {card_str(c) for c in hole[mine]} <= seen_mid_hand[page]
+        shown = page.locator(f'.seat[data-seat="{theirs}"] .hole .card:not(.back)')
+        expect(shown).to_have_count(2)
+        assert set(shown.evaluate_all("els => els.map(e => e.dataset.card)")) == theirs_cards
+        expect(page.locator(".seat.winner")).not_to_have_count(0)
+
+    # The hand history replays it street by street.
+    b.goto("/hands/")
+    b.locator("#hands-list button").first.click()
+    expect(b.locator("#replay-street")).to_have_text("Preflop")
+    expect(b.locator("#replay-streets")).to_contain_text(re.compile(r"\w+ calls \$1"))
+    b.click("#replay-next")
+    expect(b.locator("#replay-street")).to_have_text("Flop")
+    expect(b.locator("#replay-board .card")).to_have_count(3)
+    b.click("#replay-all")
+    expect(b.locator("#replay-streets")).to_contain_text("wins")
+    b.screenshot(path=str(SCREENSHOTS / "hands.png"))
+
+    # The lobby shows the table with its players and average pot; then the cashier.
+    a.goto("/")
+    row = a.locator(f'#lobby-rows tr[data-id="{table.id}"]')
+    expect(row).to_contain_text("2/6")
+    expect(row).to_contain_text("$1/$2")
+    a.screenshot(path=str(SCREENSHOTS / "lobby.png"))
+    a.goto("/cashier/")
+    expect(a.locator("h1")).to_have_text("Cashier")
+    a.screenshot(path=str(SCREENSHOTS / "cashier.png"))
+
+
+def test_a_player_whose_time_runs_out_is_folded_and_the_table_says_so(open_player):
+    table = holdem_table(action_seconds=1, time_bank_seconds=1, allin_protection=False)
+    alice = player("alice")
+    bob = player("bob")
+    a = open_player(alice, PASSWORD)
+    a.goto(f"/tables/{table.id}/")
+    sit(a, 1, "100")
+    # Two seconds is short: remember every text the countdown showed, however briefly.
+    a.evaluate(
+        """() => {
+          window.clockTexts = [];
+          const text = document.getElementById("clock-text");
+          new MutationObserver(() => window.clockTexts.push(text.textContent))
+            .observe(text, {childList: true, characterData: true, subtree: true});
+        }"""
+    )
+    # Bob sits down without a browser; alice, seated first, has the button and acts first.
+    outside_the_browser_loop(
+        seat_take, table_id=table.id, user=bob, seat_number=2, buy_in=10_000, idempotency_key="bob"
+    )
+    expect(a.locator("#hand-log")).to_contain_text("alice ran out of time and folds")
+    shown = a.evaluate("window.clockTexts")
+    assert any(re.fullmatch(r"\d s to act|Time bank: \d s", t) for t in shown), shown
+    expect(a.locator('.seat[data-seat="1"] [data-role=note]')).to_have_text("Time out: fold")
+    expect(a.locator('.seat[data-seat="2"]')).to_have_class(re.compile("winner"))
+    expect(a.locator("#act-now")).to_be_hidden()
+
+
+def test_errors_are_shown_buy_in_out_of_range_and_a_lost_connection(open_player):
+    table = holdem_table()
+    alice = player("alice")
+    a = open_player(alice, PASSWORD)
+    a.goto(f"/tables/{table.id}/")
+    a.get_by_role("button", name="Take seat 3").click()
+    a.fill("#buyin-amount", "1")
+    a.click("#buyin-submit")
+    error = a.locator("#buyin-error")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("The buy-in must be a whole number of cents from 4000 to 20000.")
+    expect(a.locator("#buyin-dialog")).to_be_visible()
+    a.click("#buyin-cancel")
+
+    # The connection drops: a banner says so, then it reconnects and resynchronises.
+    a.evaluate("window.tableClient.socket.drop()")
+    banner = a.locator("#conn-banner")
+    expect(banner).to_contain_text("Connection lost")
+    expect(a.locator("#conn")).to_have_text("Connected")
+    expect(banner).to_be_hidden()
+    expect(a.locator("#hand-log")).to_contain_text("Reconnected")
+
+    # A table that does not exist is a friendly 404 page.
+    response = a.goto("/tables/999999/")
+    assert response is not None and response.status == 404
+    expect(a.locator("h1")).to_have_text("Page not found")
