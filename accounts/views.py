@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.forms import LoginForm, PreferencesForm, SignUpForm
 from accounts.services import user_preferences_update, user_sign_up
 from cashier.selectors import wallet_balance, wallet_entry_list, withdrawal_pending_total
+from tables.history_selectors import recent_hands_for
 
 RECENT_MOVEMENTS = 10
 
@@ -54,5 +55,6 @@ def profile(request: HttpRequest) -> HttpResponse:
         "balance": wallet_balance(user=request.user),
         "pending": withdrawal_pending_total(user=request.user),
         "movements": wallet_entry_list(user=request.user)[:RECENT_MOVEMENTS],
+        "recent_hands": recent_hands_for(user=request.user),
     }
     return render(request, "accounts/profile.html", context)

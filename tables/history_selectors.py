@@ -163,3 +163,33 @@ def _access(*, hand: Hand, user: User, auditor: bool) -> HandAccess | None:
         return None
     rows = tuple(hand.events.all())
     return HandAccess(hand=hand, state=state, rows=rows, seat=seat, auditor=auditor)
+
+
+@dataclass(frozen=True)
+class RecentHand:
+    id: int
+    table: str
+    game: str
+    started_at: datetime.datetime
+    net: int  # cents won (positive) or lost in the hand
+
+
+def recent_hands_for(*, user: User, limit: int = 10) -> list[RecentHand]:
+    """The player's last finished hands with what each won or lost them."""
+    hands = Hand.objects.filter(
+        status=HandStatus.FINISHED, state__players__contains=[user.username]
+    ).select_related("table")
+    recent = []
+    for hand in hands.order_by("-id")[:limit]:
+        state = hand.state
+        i = state["players"].index(user.username)
+        recent.append(
+            RecentHand(
+                id=hand.id,
+                table=hand.table.name,
+                game=hand.config["game"],
+                started_at=hand.started_at,
+                net=state["stacks"][i] - state["starting_stacks"][i],
+            )
+        )
+    return recent

@@ -2,13 +2,11 @@
 
 from django import template
 
+from cashier.money import chips_text
+
 register = template.Library()
 
 
 @register.filter
 def chips(cents: int | None) -> str:
-    if cents is None:
-        return ""
-    sign = "-" if cents < 0 else ""
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}{whole:,}.{part:02d}"
+    return "" if cents is None else chips_text(cents)

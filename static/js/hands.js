@@ -55,6 +55,10 @@ async function loadList() {
       li.append(button);
       return li;
     }));
+    // A link such as /hands/#hand-42 (from the profile) opens that hand at once.
+    const wanted = /^#hand-(\d+)$/.exec(window.location.hash);
+    const button = wanted && list.querySelector(`button[data-id="${wanted[1]}"]`);
+    if (button) open(Number(wanted[1]), button);
   } catch (err) {
     status.textContent = `Your hands could not be loaded: ${err.message}`;
     status.classList.add("error");

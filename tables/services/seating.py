@@ -14,6 +14,7 @@ from django.utils import timezone
 from accounts.models import User
 from cashier import services as cashier
 from cashier.exceptions import CashierError
+from cashier.money import dollars
 from tables.engine.state import HandState
 from tables.exceptions import (
     BuyInOutOfRange,
@@ -105,7 +106,7 @@ def seat_take(
         raise SeatUnavailable(f"Seat {seat_number} is taken.")
     low, high = buy_in_range(table=table, user=user)
     if type(buy_in) is not int or not low <= buy_in <= high:
-        raise BuyInOutOfRange(f"The buy-in must be a whole number of cents from {low} to {high}.")
+        raise BuyInOutOfRange(f"The buy-in must be from {dollars(low)} to {dollars(high)}.")
     _money(
         cashier.table_buy_in, user=user, table=table, amount=buy_in, idempotency_key=idempotency_key
     )
@@ -134,8 +135,8 @@ def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str)
     room = table.stake_level.buy_in_max - seat.stack
     if type(amount) is not int or not 1 <= amount <= room:
         raise BuyInOutOfRange(
-            f"You can add from 1 to {max(room, 0)} cents (the maximum buy-in is "
-            f"{table.stake_level.buy_in_max})."
+            f"You can add up to {dollars(max(room, 0))} (the maximum buy-in is "
+            f"{dollars(table.stake_level.buy_in_max)})."
         )
     _money(
         cashier.table_top_up, user=user, table=table, amount=amount, idempotency_key=idempotency_key

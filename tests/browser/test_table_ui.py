@@ -260,7 +260,7 @@ def test_errors_are_shown_buy_in_out_of_range_and_a_lost_connection(open_player)
     a.click("#buyin-submit")
     error = a.locator("#buyin-error")
     expect(error).to_be_visible()
-    expect(error).to_contain_text("The buy-in must be a whole number of cents from 4000 to 20000.")
+    expect(error).to_contain_text("The buy-in must be from $40.00 to $200.00.")
     expect(a.locator("#buyin-dialog")).to_be_visible()
     a.click("#buyin-cancel")
 
