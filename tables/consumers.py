@@ -11,8 +11,16 @@ Protocol (docs/protocol.md has the whole of it, with an example session):
   answer is `{"type": "ack", "seq": n}` or `{"type": "error", "seq": n, "code": ...,
   "message": ...}`; an error changes nothing. What the command changed arrives as events.
 * A player whose turn it is when they connect gets the reconnect bonus (RULES §5).
+
+Ordering: commands on a table are serialised by its row lock, so versions follow commit
+order; but each process publishes after its own commit, so two messages can reach the
+group in the wrong order. The consumer puts them back in order, waiting up to
+`REORDER_WAIT` seconds for a missing one before passing on what it has (the client
+then sees the gap and asks for a snapshot). Messages the snapshot already covers are
+dropped.
 """
 
+import asyncio
 import json
 import uuid
 from typing import Any
@@ -47,6 +55,7 @@ COMMANDS: dict[str, tuple[Any, dict[str, tuple[str, type]]]] = {
     "leave": (seating.seat_leave, {}),
     "advance": (advance.seat_advance_set, {"action": ("kind", str), "amount": ("amount", int)}),
 }
+REORDER_WAIT = 0.5
 # Fields a command cannot go without.
 REQUIRED = {"act": {"action"}, "sit": {"seat", "buy_in"}, "top_up": {"amount"}}
 # Money-moving commands: a missing idempotency key gets one unique to this command.
@@ -67,6 +76,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.user = user if user is not None and user.is_authenticated else None
         self.last_seq = 0
         self.connection_id = uuid.uuid4().hex
+        # The last version this client has (None until the snapshot), and messages
+        # that arrived ahead of a missing one, by version.
+        self.version: int | None = None
+        self.early: dict[int, dict[str, Any]] = {}
+        self.reorder_timer: asyncio.TimerHandle | None = None
         if not await database_sync_to_async(Table.objects.filter(pk=self.table_id).exists)():
             await self.close(code=4404)
             return
@@ -79,10 +93,16 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             )
 
     async def disconnect(self, code: int) -> None:
+        if getattr(self, "reorder_timer", None) is not None:
+            self.reorder_timer.cancel()
         await self.channel_layer.group_discard(table_group(self.table_id), self.channel_name)
 
     async def send_snapshot(self) -> None:
-        await self.send_json(await database_sync_to_async(self._snapshot)())
+        snapshot = await database_sync_to_async(self._snapshot)()
+        await self.send_json(snapshot)
+        self.version = snapshot["v"]
+        self.early = {v: body for v, body in self.early.items() if v > self.version}
+        await self._send_in_order()
 
     def _snapshot(self) -> dict[str, Any]:
         table = Table.objects.select_related("stake_level").get(pk=self.table_id)
@@ -147,7 +167,30 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await database_sync_to_async(service)(**kwargs)
 
     async def table_message(self, message: dict[str, Any]) -> None:
-        """A table event from the group: send the form this viewer may see."""
+        """A table event from the group: send the form this viewer may see, in order."""
         private = message["private"]
         body = private.get(str(self.user.id), message["public"]) if self.user else message["public"]
-        await self.send_json({"v": message["version"], **body})
+        version = message["version"]
+        if self.version is not None and version <= self.version:
+            return  # the snapshot (or an earlier send) already has it
+        self.early[version] = {"v": version, **body}
+        await self._send_in_order()
+
+    async def _send_in_order(self) -> None:
+        if self.version is None:
+            return  # the snapshot is on its way; it decides where the stream starts
+        while self.version + 1 in self.early:
+            self.version += 1
+            await self.send_json(self.early.pop(self.version))
+        if self.early and self.reorder_timer is None:
+            loop = asyncio.get_running_loop()
+            self.reorder_timer = loop.call_later(
+                REORDER_WAIT, lambda: asyncio.ensure_future(self._give_up_waiting())
+            )
+
+    async def _give_up_waiting(self) -> None:
+        """The missing message is lost: pass on the rest; the client will resync."""
+        self.reorder_timer = None
+        for version in sorted(self.early):
+            self.version = version
+            await self.send_json(self.early.pop(version))

@@ -88,7 +88,12 @@ CACHES = {
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "prefix": "poker_room"},
+        # channels-redis waits for messages in 5 s blocking reads, and redis-py 8 gives
+        # up on a read after 5 s by default: idle sockets would close. Wait longer.
+        "CONFIG": {
+            "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+            "prefix": "poker_room",
+        },
     }
 }
 

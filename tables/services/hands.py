@@ -124,7 +124,8 @@ def hand_start_if_ready(*, table: Table) -> Hand | None:
     deck = shuffled_deck()
     salt = new_salt()
     commitment = deck_commitment(deck, salt)
-    number = (Hand.objects.filter(table=table).aggregate(n=Max("number"))["n"] or 0) + 1
+    previous = Hand.objects.filter(table=table).aggregate(n=Max("number"), t=Max("turn_version"))
+    number = (previous["n"] or 0) + 1
     config = stake_config(stake=table.stake_level)
     state, events = start_hand(
         config,
@@ -143,6 +144,9 @@ def hand_start_if_ready(*, table: Table) -> Hand | None:
         button=plan.button,
         deck_commitment=commitment,
         salt=salt,
+        # Turn numbers go on from the last hand, so an action meant for a turn of an
+        # earlier hand can never match a turn of this one.
+        turn_version=previous["t"] or 0,
     )
     dealt = {entry.seat for entry in plan.entries}
     for seat in seats:

@@ -1,0 +1,592 @@
+"""One bot: a player who logs in, funds its wallet, sits down and plays over the WebSocket.
+
+A `Bot` behaves as a browser client must (docs/protocol.md):
+
+* It keeps the table's stream version `v`. A message whose `v` is not the next one means
+  one was lost (channel layers deliver at most once): it asks for a `snapshot`, holds the
+  events that arrive meanwhile, and goes on from the snapshot's `v`, dropping what the
+  snapshot already covers. After a reconnect it starts again from the connect snapshot.
+* It answers only its own `turn` (the private copy, the one with `legal_actions`), once
+  per turn, and names the turn in its `act` so that a late action is refused as stale
+  rather than applied to a later decision.
+* Every command gets an answer (`ack` or `error` with the same `seq`). An error is
+  unexpected unless the step that sent the command deliberately misbehaved.
+
+Roles make some bots misbehave on purpose, the way real clients do: a SLEEPY bot lets
+its clock run out now and then (never twice running, which would sit it out) and then
+sends the late action anyway, expecting `stale` or `not_your_turn`; a FLAKY bot drops its
+connection on its turn and reconnects (resync from the snapshot, the reconnect bonus); a
+LOSSY bot pretends it never got an event, as an at-most-once layer may do, and heals the
+gap with a snapshot.
+
+The bots of one table share a `TableRun`: it counts the table's hands and tells the bots
+when the run's hands have been started, so that they sit out and then leave.
+"""
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+import websockets
+from websockets.asyncio.client import ClientConnection
+from websockets.typing import Origin
+
+from tables.bots.report import BotReport
+from tables.bots.setup import TablePlan
+from tables.bots.strategy import Profile, choose_action
+from tables.bots.web import RoomSession, WebError
+
+# Seconds; a message stream can be quiet for a whole decision (3 s at bot tables).
+CONNECT_TIMEOUT = 10
+# Share of decisions that a misbehaving bot spoils, and how often a lossy bot "loses" one.
+SLEEP_RATE = 0.25
+DISCONNECT_RATE = 0.2
+DROP_RATE = 0.05
+# Seconds a message that came early waits for the missing one before a resync.
+GAP_GRACE = 0.5
+# Wallet: deposit up to TARGET buy-ins when it holds less than LOW (buy-ins at the max).
+FUND_LOW_BUY_INS = 3
+FUND_TARGET_BUY_INS = 6
+# Connections the room may drop under one bot before it gives up.
+MAX_SERVER_CLOSES = 5
+# Unexpected errors kept verbatim in the report (the counts hold them all).
+PROBLEM_SAMPLES = 20
+
+Trace = Callable[[str, str, dict[str, Any]], None]
+
+
+class Role(StrEnum):
+    STEADY = "steady"
+    SLEEPY = "sleepy"
+    FLAKY = "flaky"
+    LOSSY = "lossy"
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """Who a bot is and how it plays."""
+
+    username: str
+    password: str
+    seat: int
+    role: Role
+    profile: Profile
+    seed: int
+
+
+@dataclass
+class TableRun:
+    """What the bots of one table share: the hands seen, the progress clock, the goal."""
+
+    plan: TablePlan
+    target_hands: int
+    started: set[int] = field(default_factory=set)
+    ended: set[int] = field(default_factory=set)
+    timeouts: set[int] = field(default_factory=set)
+    assigned: set[int] = field(default_factory=set)
+    last_progress: float = field(default_factory=time.monotonic)
+
+    @property
+    def winding_down(self) -> bool:
+        """The run's last hand has started: deal no more, then leave."""
+        return len(self.started) >= self.target_hands
+
+    def saw(self, message: dict[str, Any]) -> None:
+        """Count a table event (each bot reports what it sees; sets deduplicate)."""
+        self.last_progress = time.monotonic()
+        kind = message.get("type")
+        if kind == "hand_started":
+            self.started.add(message["hand"])
+        elif kind == "hand_ended":
+            self.ended.add(message["hand"])
+        elif kind == "timed_out":
+            self.timeouts.add(message["v"])
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A command waiting for its answer."""
+
+    cmd: str
+    sent_at: float
+    expected: frozenset[str] = frozenset()
+    on_ack: Callable[[], None] | None = None
+    on_error: Callable[[str], None] | None = None
+
+
+class BotFailure(Exception):
+    """Something that ends this bot's run (the report says what)."""
+
+
+class Bot:
+    def __init__(
+        self,
+        *,
+        spec: BotSpec,
+        run: TableRun,
+        report: BotReport,
+        http_base: str,
+        ws_base: str,
+        trace: Trace | None = None,
+    ) -> None:
+        self.spec = spec
+        self.name = spec.username
+        self.run_ = run
+        self.report = report
+        self.http_base = http_base
+        self.ws_url = f"{ws_base}/ws/tables/{run.plan.id}/"
+        self.trace = trace
+        self.rng = random.Random(spec.seed)  # noqa: S311 - play, not secrets
+        self.session = RoomSession(http_base)
+        self.ws: ClientConnection | None = None
+        self.seq = 0
+        self.pending: dict[int, Pending] = {}
+        # The stream: version applied, and the events held while a snapshot is awaited.
+        self.version = 0
+        self.resyncing_since: float | None = None
+        self.held: list[dict[str, Any]] = []
+        # Messages that came ahead of a missing one, while it may still arrive (below).
+        self.early: dict[int, dict[str, Any]] = {}
+        self.gap_timer: asyncio.Task[None] | None = None
+        # The table as this bot knows it.
+        self.stake: dict[str, Any] = {}
+        self.timers: tuple[int, int] = (0, 0)
+        self.seat: int | None = None
+        self.occupied: set[int] = set()
+        self.table_seats = 0
+        self.status = ""
+        self.stack = 0
+        self.hand: int | None = None
+        self.in_hand = False
+        self.answered: set[tuple[int, int]] = set()
+        self.slept_last_turn = False
+        self.spoiled = False
+        # What this bot asked for.
+        self.sit_sent = False
+        self.sit_retried = False
+        self.rejoin_pending = False
+        self.sit_out_sent = False
+        self.leave_sent = False
+        self.drop_connection = False
+        self.done = False
+        # Money: the wallet at the start, what went to the table, what was deposited later.
+        self.wallet_start = 0
+        self.money_in = 0
+        self.deposited = 0
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    # -- the run ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Log in, fund, play until the table's hands are done, leave, check the wallet."""
+        try:
+            await asyncio.to_thread(
+                self.session.login, username=self.name, password=self.spec.password
+            )
+            self.wallet_start = await self._fund()
+            first = True
+            drops = 0
+            while not self.done:
+                if not first:
+                    # Come back a moment later, as a browser on a flaky network does.
+                    await asyncio.sleep(self.rng.uniform(0.1, 0.5))
+                    self.report.reconnects += 1
+                first = False
+                try:
+                    await self._connection()
+                except websockets.ConnectionClosed as exc:
+                    # The room dropped us: a fault to report, but a client reconnects and
+                    # goes on from the snapshot (so that the bots still leave, chips home).
+                    drops += 1
+                    self.report.server_closes += 1
+                    self.problem(f"the room closed the connection ({exc})")
+                    if drops > MAX_SERVER_CLOSES:
+                        raise
+                    # The answer to an act may be lost with it: decide again from the snapshot.
+                    self.answered.clear()
+            await self._wallet_check()
+        except (WebError, BotFailure, OSError, websockets.WebSocketException) as exc:
+            self.problem(f"{type(exc).__name__}: {exc}")
+        finally:
+            for task in self.tasks:
+                task.cancel()
+
+    async def _fund(self) -> int:
+        """Deposit through the cashier API when the wallet is low; return the balance."""
+        high = self.run_.plan.buy_in_max
+        balance, deposited = await asyncio.to_thread(
+            self.session.fund, low=FUND_LOW_BUY_INS * high, target=FUND_TARGET_BUY_INS * high
+        )
+        if deposited:
+            self.report.deposits += 1
+        return balance
+
+    async def _connection(self) -> None:
+        """One WebSocket connection: from its snapshot until done or a deliberate drop."""
+        headers = {"Cookie": self.session.cookie_header()}
+        self.drop_connection = False
+        self.resyncing_since = None
+        self.held.clear()
+        self.early.clear()
+        async with websockets.connect(
+            self.ws_url,
+            origin=Origin(self.http_base),
+            additional_headers=headers,
+            open_timeout=CONNECT_TIMEOUT,
+        ) as ws:
+            self.ws = ws
+            try:
+                async for raw in ws:
+                    message = json.loads(raw)
+                    if self.trace:
+                        self.trace(self.name, "recv", message)
+                    await self.on_frame(message)
+                    # Done: close once every command has its answer.
+                    if self.drop_connection or (self.done and not self.pending):
+                        break
+                else:
+                    if not self.done:
+                        raise BotFailure("the room closed the connection normally")
+            finally:
+                self.ws = None
+                if self.gap_timer is not None:
+                    self.gap_timer.cancel()
+                    self.gap_timer = None
+                lost = [p.cmd for p in self.pending.values()]
+                self.pending.clear()
+                if lost:
+                    self.problem(f"answers lost with the connection: {lost}")
+
+    async def _wallet_check(self) -> None:
+        """After leaving, the wallet holds what it had, less buy-ins, plus the stack."""
+        if not self.sit_sent:
+            return
+        balance = await asyncio.to_thread(self.session.wallet_balance)
+        expected = self.wallet_start + self.deposited - self.money_in + self.stack
+        if balance != expected:
+            self.problem(f"wallet {balance} after leaving, expected {expected}")
+
+    def problem(self, text: str) -> None:
+        if len(self.report.problems) < PROBLEM_SAMPLES:
+            self.report.problems.append(f"{self.name} at {self.run_.plan.name}: {text}")
+
+    # -- sending ---------------------------------------------------------------------------
+
+    async def send(
+        self,
+        body: dict[str, Any],
+        *,
+        expected: frozenset[str] = frozenset(),
+        on_ack: Callable[[], None] | None = None,
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        if self.ws is None:
+            return
+        self.seq += 1
+        frame = {**body, "seq": self.seq}
+        self.pending[self.seq] = Pending(
+            body["cmd"], time.perf_counter(), expected, on_ack=on_ack, on_error=on_error
+        )
+        if self.trace:
+            self.trace(self.name, "send", frame)
+        self.report.commands += 1
+        if body["cmd"] == "act":
+            self.report.actions += 1
+        await self.ws.send(json.dumps(frame))
+
+    # -- receiving -------------------------------------------------------------------------
+
+    async def on_frame(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "snapshot":
+            await self.on_snapshot(message)
+            return
+        if kind in ("ack", "error"):
+            await self.on_answer(message)
+            return
+        version = message.get("v")
+        if type(version) is not int:
+            self.problem(f"a message without a version: {message}")
+            return
+        if self.resyncing_since is not None:
+            self.held.append(message)
+            return
+        if version <= self.version:
+            return  # the snapshot already holds it
+        if (
+            self.spec.role is Role.LOSSY
+            and not self.run_.winding_down
+            and "legal_actions" not in message
+            and self.rng.random() < DROP_RATE
+        ):
+            return  # "lost" on the way: the next message shows the gap
+        if version > self.version + 1:
+            self.early[version] = message
+            if self.gap_timer is None:
+                self.gap_timer = self._later(self._gap_wait())
+            return
+        self.version = version
+        await self.on_event(message)
+        while self.version + 1 in self.early:
+            self.version += 1
+            await self.on_event(self.early.pop(self.version))
+        if not self.early and self.gap_timer is not None:
+            self.report.reordered += 1
+            self.gap_timer.cancel()
+            self.gap_timer = None
+
+    async def _gap_wait(self) -> None:
+        """A missing message: wait a moment for it, then resync from a snapshot.
+
+        Two processes (the web server and a Celery worker) may publish events of one
+        table at nearly the same time, each after its own commit, so a message can
+        arrive just after a later one (see docs/protocol.md, "Ordering"). Only a message
+        still missing after `GAP_GRACE` is taken as lost.
+        """
+        await asyncio.sleep(GAP_GRACE)
+        self.gap_timer = None
+        if self.early and self.ws is not None and self.resyncing_since is None:
+            self.report.gaps += 1
+            self.held.extend(self.early.values())
+            self.early.clear()
+            await self.resync()
+
+    async def resync(self) -> None:
+        self.resyncing_since = time.monotonic()
+        self.report.resyncs += 1
+        await self.send({"cmd": "snapshot"})
+
+    async def on_snapshot(self, snapshot: dict[str, Any]) -> None:
+        self.version = snapshot["v"]
+        self.run_.last_progress = time.monotonic()
+        table = snapshot["table"]
+        self.stake = table["stake"]
+        self.timers = (table["action_seconds"], table["time_bank_seconds"])
+        you = snapshot["you"]
+        if you is not None:
+            self.seat, self.status, self.stack = you["seat"], you["status"], you["stack"]
+        elif self.seat is not None:
+            # Gone while we were away: fine if we asked to leave, else the room lost us.
+            if not self.leave_sent:
+                self.problem("no longer seated after reconnecting")
+            self.seat = None
+            self.done = True
+        self.occupied = {s["seat"] for s in snapshot["seats"]}
+        self.table_seats = table["seats"]
+        hand = snapshot["hand"]
+        if hand is not None and not hand["is_over"]:
+            self.hand = hand["id"]
+            self.run_.started.add(hand["id"])
+            self.in_hand = any(
+                p["seat"] == self.seat and p["player"] == self.name for p in hand["players"]
+            )
+        else:
+            self.hand, self.in_hand = None, False
+        # Go on from the snapshot with what arrived meanwhile and what it does not cover.
+        self.resyncing_since = None
+        replay = sorted([*self.held, *self.early.values()], key=lambda m: m["v"])
+        self.held.clear()
+        self.early.clear()
+        if self.gap_timer is not None:
+            self.gap_timer.cancel()
+            self.gap_timer = None
+        for message in replay:
+            await self.on_frame(message)
+        if hand is not None and hand["legal_actions"] and hand["actor"] == self.seat:
+            await self.on_my_turn(hand["id"], hand["turn"], hand["legal_actions"], spoil=False)
+        await self.after_change()
+
+    async def on_answer(self, answer: dict[str, Any]) -> None:
+        pending = self.pending.pop(answer.get("seq"), None)  # type: ignore[arg-type]
+        if pending is None:
+            self.problem(f"an answer to no command of ours: {answer}")
+            return
+        self.run_.last_progress = time.monotonic()
+        if answer["type"] == "ack":
+            if pending.cmd == "act":
+                self.report.latencies.append(time.perf_counter() - pending.sent_at)
+            if pending.on_ack:
+                pending.on_ack()
+        else:
+            code = answer.get("code", "?")
+            if code in pending.expected:
+                self.report.errors_expected[code] += 1
+            else:
+                self.report.errors_unexpected[code] += 1
+                self.problem(f"{pending.cmd} refused: {code}: {answer.get('message')}")
+            if pending.on_error:
+                pending.on_error(code)
+        await self.after_change()
+
+    async def on_event(self, message: dict[str, Any]) -> None:
+        self.run_.saw(message)
+        kind = message["type"]
+        if kind == "hand_started":
+            self.hand = message["hand"]
+            self.in_hand = any(s["player"] == self.name for s in message["seats"])
+        elif kind == "hand_ended" and message["hand"] == self.hand:
+            if self.in_hand:
+                self.stack = next(
+                    (s["amount"] for s in message["stacks"] if s["seat"] == self.seat), self.stack
+                )
+            self.hand, self.in_hand = None, False
+        elif kind == "turn" and "legal_actions" in message and message["seat"] == self.seat:
+            self._turn_lag(message["deadline"])
+            await self.on_my_turn(message["hand"], message["turn"], message["legal_actions"])
+        elif kind == "seats":
+            self.occupied = {s["seat"] for s in message["seats"]}
+            mine = next((s for s in message["seats"] if s["player"] == self.name), None)
+            if mine is not None:
+                self.seat, self.status, self.stack = mine["seat"], mine["status"], mine["stack"]
+                if self.status != "sitting_out":
+                    self.rejoin_pending = False
+        elif kind == "seat_left" and message["player"] == self.name:
+            self.seat = None
+            self.done = True
+        await self.after_change()
+
+    def _turn_lag(self, deadline: str) -> None:
+        """How long after its start a turn reached us (clocks of one machine: loopback)."""
+        remaining = (datetime.fromisoformat(deadline) - datetime.now(UTC)).total_seconds()
+        self.report.turn_lags.append(max(0.0, sum(self.timers) - remaining))
+
+    # -- deciding --------------------------------------------------------------------------
+
+    async def on_my_turn(
+        self, hand: int, turn: int, legal: dict[str, Any], *, spoil: bool = True
+    ) -> None:
+        """Act on this turn, once; `spoil`: a misbehaving role may misbehave here."""
+        if (hand, turn) in self.answered:
+            return
+        self.answered.add((hand, turn))
+        role = self.spec.role
+        if spoil and not self.run_.winding_down:
+            # The first chance is always taken, so that even a short run shows each role.
+            first = not self.spoiled
+            if (
+                role is Role.SLEEPY
+                and not self.slept_last_turn
+                and (first or self.rng.random() < SLEEP_RATE)
+            ):
+                self.spoiled = True
+                self.slept_last_turn = True
+                self.report.deliberate_timeouts += 1
+                self._later(self._late_act(hand, turn, legal))
+                return
+            if (
+                role is Role.FLAKY
+                and not self.pending
+                and (first or self.rng.random() < DISCONNECT_RATE)
+            ):
+                self.spoiled = True
+                # Come back and act from the reconnect snapshot instead.
+                self.answered.discard((hand, turn))
+                self.drop_connection = True
+                return
+        self.slept_last_turn = False
+        decision = choose_action(legal, rng=self.rng, profile=self.spec.profile)
+        await self.send(decision.command(turn=turn))
+
+    async def _late_act(self, hand: int, turn: int, legal: dict[str, Any]) -> None:
+        """Act after the clock ran out: the room must refuse it (or take it, if the
+        timeout has not fired yet)."""
+        await asyncio.sleep(sum(self.timers) + 0.5)
+        # `turn` counts within a hand only: never send it into another hand.
+        if self.hand == hand:
+            decision = choose_action(legal, rng=self.rng, profile=self.spec.profile)
+            await self.send(
+                decision.command(turn=turn), expected=frozenset({"stale", "not_your_turn"})
+            )
+
+    def _later(self, coroutine: Any) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def after_change(self) -> None:
+        """Seat, rejoin or wind down, as the table now stands."""
+        if self.done or self.ws is None or self.resyncing_since is not None:
+            return
+        if self.seat is None:
+            if self.run_.winding_down and not self.sit_sent:
+                self.done = True  # came too late to play
+            elif not self.sit_sent:
+                await self.sit()
+            return
+        if self.run_.winding_down:
+            # Sit out first and leave once the room shows us sitting out: then we are in
+            # no hand, whatever our view of the table lagging behind the room's may say,
+            # so the leave is immediate and cannot fold a hand we were just dealt.
+            # Once the leave is sent, wait for `seat_left`: a `seats` message published
+            # before it may still show us seated.
+            if self.leave_sent:
+                return
+            if self.status == "sitting_out":
+                self.leave_sent = True
+                await self.send({"cmd": "leave"})
+            elif not self.sit_out_sent:
+                self.sit_out_sent = True
+                await self.send({"cmd": "sit_out"})
+            return
+        if self.status == "sitting_out" and not self.rejoin_pending:
+            await self.rejoin()
+
+    async def sit(self) -> None:
+        """Take the bot's seat (another free one if someone took it) with a buy-in."""
+        low, high = self.stake["buy_in_min"], self.stake["buy_in_max"]
+        retry = self.sit_retried
+        amount = high if retry else self.rng.randint(low, high)
+        seat = self.spec.seat
+        if seat in self.occupied:
+            # Someone else sat there: any seat no bot of this run was given will do.
+            free = set(range(1, self.table_seats + 1)) - self.occupied - self.run_.assigned
+            if not free:
+                self.problem("no free seat")
+                self.done = True
+                return
+            seat = min(free)
+        self.sit_sent = True
+
+        def sat() -> None:
+            self.seat = seat
+            self.money_in += amount
+
+        def refused(code: str) -> None:
+            # No ratholing (RULES §4): back within the hour, bring at least what you left
+            # with; the maximum buy-in always satisfies that. `after_change` sits again.
+            if code == "buy_in_out_of_range" and not retry:
+                self.sit_retried = True
+                self.sit_sent = False
+            else:
+                self.done = True
+
+        await self.send(
+            {"cmd": "sit", "seat": seat, "buy_in": amount, "post_big_blind": True},
+            expected=frozenset() if retry else frozenset({"buy_in_out_of_range"}),
+            on_ack=sat,
+            on_error=refused,
+        )
+
+    async def rejoin(self) -> None:
+        """Sat out (busted, or timed out twice): top up if short, then sit back in."""
+        self.rejoin_pending = True
+        low, high = self.stake["buy_in_min"], self.stake["buy_in_max"]
+        if self.stack < low:
+            amount = self.rng.randint(low, high) - self.stack
+            balance = await asyncio.to_thread(self.session.wallet_balance)
+            if balance < amount:
+                balance_after = await self._fund()
+                self.deposited += balance_after - balance
+
+            def topped_up() -> None:
+                self.money_in += amount
+
+            await self.send({"cmd": "top_up", "amount": amount}, on_ack=topped_up)
+        await self.send({"cmd": "sit_in", "post_big_blind": True})

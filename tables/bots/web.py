@@ -1,0 +1,136 @@
+"""The bots' HTTP side, as a browser does it: log in with the form, then use the cashier API.
+
+Log-in: GET the login page (Django sets the `csrftoken` cookie), POST the form with the
+token; success sets the `sessionid` cookie, which then authenticates the API calls and
+the table WebSockets. API POSTs carry the CSRF token in `X-CSRFToken`, as the room's own
+pages do. Calls block (urllib); the async bots run them in a worker thread.
+
+Deposits go through the sandbox cashier (`POST /api/cashier/deposits/`) with an
+`Idempotency-Key`: a retry after a network failure reuses the key, so a deposit is never
+made twice.
+"""
+
+import json
+import uuid
+from http.cookiejar import CookieJar
+from typing import Any
+from urllib.error import HTTPError, URLError
+from urllib.parse import urlencode, urlsplit
+from urllib.request import HTTPCookieProcessor, Request, build_opener
+
+HTTP_TIMEOUT = 30
+DEPOSIT_ATTEMPTS = 3
+
+
+class WebError(Exception):
+    """An HTTP call that failed; `code` is the API's error code when it sent one."""
+
+    def __init__(self, message: str, *, code: str = "http_error") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def base_urls(url: str) -> tuple[str, str]:
+    """The HTTP and WebSocket base URLs of a room given either (`http://h:p`, `ws://h:p`)."""
+    parts = urlsplit(url.rstrip("/"))
+    secure = parts.scheme in ("https", "wss")
+    if parts.scheme not in ("http", "https", "ws", "wss") or not parts.netloc:
+        raise ValueError(f"Not a room URL: {url!r} (use ws://host:port or http://host:port).")
+    http = f"{'https' if secure else 'http'}://{parts.netloc}"
+    ws = f"{'wss' if secure else 'ws'}://{parts.netloc}"
+    return http, ws
+
+
+class RoomSession:
+    """One player's browser-like session with the room: cookies, log-in, cashier."""
+
+    def __init__(self, http_base: str) -> None:
+        self.base = http_base
+        self.cookies = CookieJar()
+        self.opener = build_opener(HTTPCookieProcessor(self.cookies))
+
+    def cookie(self, name: str) -> str | None:
+        return next((c.value for c in self.cookies if c.name == name), None)
+
+    def cookie_header(self) -> str:
+        """The `Cookie` header a browser would send to the room (for the WebSocket)."""
+        return "; ".join(f"{c.name}={c.value}" for c in self.cookies)
+
+    def _request(self, path: str, **kwargs: Any) -> Request:
+        # `base` is http(s) only (see `base_urls`): no file: or custom scheme gets here.
+        return Request(f"{self.base}{path}", **kwargs)  # noqa: S310
+
+    def _open(self, request: Request) -> tuple[int, bytes]:
+        try:
+            with self.opener.open(request, timeout=HTTP_TIMEOUT) as response:
+                return response.status, response.read()
+        except HTTPError as exc:
+            return exc.code, exc.read()
+
+    def login(self, *, username: str, password: str) -> None:
+        """Log in through the form; raise `WebError` when the room refuses."""
+        status, _ = self._open(self._request("/accounts/login/"))
+        token = self.cookie("csrftoken")
+        if status != 200 or token is None:
+            raise WebError(f"GET /accounts/login/ answered {status} without a CSRF cookie.")
+        form = urlencode(
+            {"username": username, "password": password, "csrfmiddlewaretoken": token}
+        ).encode()
+        request = self._request(
+            "/accounts/login/",
+            data=form,
+            headers={"Referer": f"{self.base}/accounts/login/", "Origin": self.base},
+        )
+        status, _ = self._open(request)
+        if self.cookie("sessionid") is None:
+            raise WebError(f"{username} could not log in (status {status}).", code="login_failed")
+
+    def _api(self, method: str, path: str, body: Any = None, **headers: str) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = self._request(path, data=data, method=method)
+        request.add_header("Accept", "application/json")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+            request.add_header("X-CSRFToken", self.cookie("csrftoken") or "")
+            request.add_header("Referer", f"{self.base}/")
+        for name, value in headers.items():
+            request.add_header(name.replace("_", "-"), value)
+        status, raw = self._open(request)
+        try:
+            payload = json.loads(raw or b"null")
+        except ValueError:
+            payload = None
+        if status >= 400:
+            detail = payload if isinstance(payload, dict) else {}
+            raise WebError(
+                f"{method} {path}: {status} {detail.get('detail', raw[:200])!r}",
+                code=str(detail.get("code", f"http_{status}")),
+            )
+        return payload
+
+    def wallet_balance(self) -> int:
+        """The player's wallet balance in cents (`GET /api/wallet/`)."""
+        return int(self._api("GET", "/api/wallet/")["balance"])
+
+    def deposit(self, *, amount: int) -> None:
+        """Deposit `amount` cents through the sandbox cashier, once whatever the retries."""
+        key = f"bots-{uuid.uuid4()}"
+        for attempt in range(DEPOSIT_ATTEMPTS):
+            try:
+                self._api("POST", "/api/cashier/deposits/", {"amount": amount}, Idempotency_Key=key)
+                return
+            except (URLError, TimeoutError, ConnectionError):
+                # The deposit may or may not have happened: the same key makes it once.
+                if attempt == DEPOSIT_ATTEMPTS - 1:
+                    raise
+
+    def fund(self, *, low: int, target: int) -> tuple[int, int]:
+        """Top the wallet up to `target` when it holds less than `low`.
+
+        Returns the balance afterwards and the amount deposited.
+        """
+        balance = self.wallet_balance()
+        if balance >= low:
+            return balance, 0
+        self.deposit(amount=target - balance)
+        return self.wallet_balance(), target - balance
