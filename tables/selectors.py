@@ -1,10 +1,13 @@
 """Read-only views of tables, filtered for the viewer (STYLE §7, §8)."""
 
+from datetime import timedelta
 from typing import Any
+
+from django.utils import timezone
 
 from accounts.models import User
 from tables.engine.state import HandState
-from tables.models import Hand, HandStatus, Seat, Table
+from tables.models import Departure, Hand, HandStatus, Seat, Table
 
 
 def hand_in_progress(*, table: Table) -> Hand | None:
@@ -27,6 +30,22 @@ def seats_public(seats: list[Seat]) -> list[dict]:
         }
         for s in sorted(seats, key=lambda s: s.number)
     ]
+
+
+def buy_in_range(*, table: Table, user: User) -> tuple[int, int]:
+    """The smallest and largest buy-in this player may bring to this table now."""
+    stake = table.stake_level
+    low, high = stake.buy_in_min, stake.buy_in_max
+    since = timezone.now() - timedelta(minutes=stake.rathole_minutes)
+    # Finer point 15: a return exactly `rathole_minutes` later is still inside the window.
+    last = (
+        Departure.objects.filter(player=user, stake_level=stake, left_at__gte=since)
+        .order_by("-left_at")
+        .first()
+    )
+    if last is not None:
+        low = max(low, min(last.stack, high))
+    return low, high
 
 
 def table_public(*, table: Table) -> dict[str, Any]:
@@ -71,6 +90,10 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
         hand_view["number"] = hand.number
         hand_view["turn"] = hand.turn_version
         hand_view["deadline"] = hand.turn_deadline.isoformat() if hand.turn_deadline else None
+    buy_in = None
+    if user is not None and user.is_authenticated and mine is None:
+        low, high = buy_in_range(table=table, user=user)
+        buy_in = {"min": low, "max": high}
     return {
         "type": "snapshot",
         "v": table.event_seq,
@@ -87,4 +110,6 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
             "advance": mine.advance,
         },
         "hand": hand_view,
+        # What this viewer may bring if they sit down (the no-ratholing rule included).
+        "buy_in": buy_in,
     }

@@ -6,8 +6,6 @@ cashier (wallet <-> the table's ledger account); the table account always equals
 of the seats' `stack`, because stacks only change when a hand is settled.
 """
 
-from datetime import timedelta
-
 from django.db import transaction
 from django.utils import timezone
 
@@ -24,28 +22,12 @@ from tables.exceptions import (
     TableClosed,
     TableError,
 )
-from tables.models import Departure, Seat, SeatStatus, Table, TableStatus
+from tables.models import Seat, SeatStatus, Table, TableStatus
 from tables.scheduling import schedule_hand_start
-from tables.selectors import hand_in_progress, seats_public, table_seats
+from tables.selectors import buy_in_range, hand_in_progress, seats_public, table_seats
 from tables.services.hands import hand_continue, seat_remove
 from tables.services.locking import table_lock
 from tables.services.recorder import Recorder
-
-
-def buy_in_range(*, table: Table, user: User) -> tuple[int, int]:
-    """The smallest and largest buy-in this player may bring to this table now."""
-    stake = table.stake_level
-    low, high = stake.buy_in_min, stake.buy_in_max
-    since = timezone.now() - timedelta(minutes=stake.rathole_minutes)
-    # Finer point 15: a return exactly `rathole_minutes` later is still inside the window.
-    last = (
-        Departure.objects.filter(player=user, stake_level=stake, left_at__gte=since)
-        .order_by("-left_at")
-        .first()
-    )
-    if last is not None:
-        low = max(low, min(last.stack, high))
-    return low, high
 
 
 def _money(call, **kwargs) -> None:

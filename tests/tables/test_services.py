@@ -379,3 +379,14 @@ def test_a_paused_table_finishes_the_hand_and_deals_no_more(table):
     assert deal(table) is None
     table_status_set(table_id=table.id, status=TableStatus.OPEN)
     assert deal(table) is not None
+
+
+def test_the_snapshot_tells_a_returning_player_the_buy_in_they_must_bring(table):
+    from tables.selectors import table_snapshot
+
+    alice = funded_player()
+    assert table_snapshot(table=table, user=alice)["buy_in"] == {"min": 4_000, "max": 20_000}
+    sit(table, alice, 1, buy_in=18_000)
+    assert table_snapshot(table=table, user=alice)["buy_in"] is None  # seated already
+    seating.seat_leave(table_id=table.id, user=alice)
+    assert table_snapshot(table=table, user=alice)["buy_in"] == {"min": 18_000, "max": 20_000}

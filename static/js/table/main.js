@@ -149,11 +149,14 @@ function openBuyIn(seatNumber) {
     return;
   }
   if (!model) return;
-  const stake = model.table.stake;
+  const range = model.buyIn || { min: model.table.stake.buy_in_min, max: model.table.stake.buy_in_max };
+  const stake = { buy_in_min: range.min, buy_in_max: range.max };
   buyIn.seat = seatNumber;
   $("#buyin-seat").textContent = String(seatNumber);
-  $("#buyin-range").textContent = `Buy in from ${money(stake.buy_in_min)} to ${money(stake.buy_in_max)}.`
-    + " If you left this stake level a short while ago, you must bring back at least what you left with.";
+  const rathole = range.min > model.table.stake.buy_in_min
+    ? " You left this stake level a short while ago: bring back at least what you left with."
+    : "";
+  $("#buyin-range").textContent = `Buy in from ${money(stake.buy_in_min)} to ${money(stake.buy_in_max)}.${rathole}`;
   const balance = config.balance;
   $("#buyin-balance").textContent = balance === null ? "" : `Your balance: ${money(balance)}.`;
   const start = balance === null ? stake.buy_in_max : Math.max(stake.buy_in_min, Math.min(stake.buy_in_max, balance));

@@ -27,6 +27,8 @@ export function fromSnapshot(msg, previous) {
     table: msg.table,
     seats: msg.seats,
     you: msg.you,
+    // The buy-in this viewer may bring (the no-ratholing rule included); null when seated.
+    buyIn: msg.buy_in,
     hand: null,
     pendingAct: false,
     // The finished hand stays on screen until the next one starts.
