@@ -1,8 +1,8 @@
-"""Routes of the hand-history API, mounted at /api/."""
+"""Routes of the hand-history and seating APIs, mounted at /api/."""
 
 from django.urls import path
 
-from tables.api import views
+from tables.api import seating, views
 
 urlpatterns = [
     path("hands/", views.HandListView.as_view(), name="api-hands"),
@@ -12,4 +12,7 @@ urlpatterns = [
     path("hands/<int:pk>/text", views.HandTextView.as_view(), name="api-hand-text"),
     path("hands/<int:pk>/ohh", views.HandOhhView.as_view(), name="api-hand-ohh"),
     path("hands/<int:pk>/verify", views.HandVerifyView.as_view(), name="api-hand-verify"),
+    path("tables/<int:pk>/seat", seating.SitView.as_view(), name="api-table-seat"),
+    path("tables/<int:pk>/top-up", seating.TopUpView.as_view(), name="api-table-top-up"),
+    path("tables/<int:pk>/leave", seating.LeaveView.as_view(), name="api-table-leave"),
 ]

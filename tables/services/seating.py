@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
+from accounts.selectors import user_can_play
 from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.money import dollars
@@ -77,6 +78,8 @@ def seat_take(
     idempotency_key: str,
 ) -> Seat:
     """Sit down at a free seat with a buy-in from the wallet."""
+    if not user_can_play(user=user):
+        raise TableError("Auditors and staff accounts do not play.", code="cannot_play")
     table = table_lock(table_id=table_id)
     if table.status == TableStatus.CLOSED:
         raise TableClosed("This table is closed.")

@@ -390,3 +390,12 @@ def test_the_snapshot_tells_a_returning_player_the_buy_in_they_must_bring(table)
     assert table_snapshot(table=table, user=alice)["buy_in"] is None  # seated already
     seating.seat_leave(table_id=table.id, user=alice)
     assert table_snapshot(table=table, user=alice)["buy_in"] == {"min": 18_000, "max": 20_000}
+
+
+def test_an_auditor_cannot_take_a_seat(table):
+    from accounts.services import auditor_create
+
+    auditor, _password, _token = auditor_create(username="watcher")
+    with pytest.raises(TableError) as info:
+        sit(table, auditor, 1)
+    assert info.value.code == "cannot_play"
