@@ -8,12 +8,17 @@ README can include:
   to be playable by pokerkit), then times replaying exactly those hands in our engine
   (``start_hand`` + ``apply``) and in pokerkit (a state built by
   ``tests/engine/pokerkit_adapter.py``, hole and board cards dealt, the same actions).
+  Both sides do the same work: post, deal, take the actions, settle with a showdown
+  evaluation when there is one; each gets its cards in its own form, decoded before the
+  clock starts (ints for us, pokerkit ``Card`` objects for pokerkit). Rake is off on both.
 * **Evaluators.** The figures of ``bench/evaluator.py``'s ``run``.
 * **PHH replay.** M PHH files (a mix of the three games plus fixed-limit hold'em) are
   written to a temporary folder, then two subprocesses are timed, start-up included:
   ``manage.py phh_replay DIR --out OUT`` and a ``python -c`` that imports pokerkit and
-  loads (``HandHistory.load``) and replays every file. Django's start-up is part of the
-  command's time, as it is for whoever runs it.
+  loads (``HandHistory.load``) and replays every file. Start-up is part of both times, as
+  it is for whoever runs them (``manage.py phh_replay`` skips Django's set-up: it needs
+  none). Ours runs with its default ``--jobs`` (the CPUs) and once more with
+  ``--jobs 1``; pokerkit's loop is one process. Ours also writes every replayed file.
 """
 
 import argparse
@@ -27,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pokerkit import Card, State
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -34,6 +41,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import evaluator  # noqa: E402  (bench/evaluator.py, a sibling script)
 
 from tables.engine.actions import Action, ActionKind  # noqa: E402
+from tables.engine.cards import cards_str  # noqa: E402
 from tables.engine.config import Game, Structure, TableConfig  # noqa: E402
 from tables.engine.deck import shuffled_deck  # noqa: E402
 from tables.engine.phh import export_phh  # noqa: E402
@@ -51,13 +59,18 @@ PHH_GAMES = [*GAMES, ("FL hold'em", Game.HOLDEM, Structure.FL)]
 
 @dataclass(frozen=True)
 class Recorded:
-    """One hand to replay: its set-up and our engine's actions."""
+    """One hand to replay: its set-up and our engine's actions, with pokerkit's set-up
+    (stacks and hole cards in pokerkit's player order, the board) ready made."""
 
     config: TableConfig
     seats: tuple[SeatEntry, ...]
     button: int
     deck: tuple[int, ...]
     actions: tuple[Action, ...]
+    pk_stacks: tuple[int, ...]
+    pk_holes: tuple[tuple[Card, ...], ...]
+    pk_board: tuple[Card, ...]
+    straddle: bool
 
 
 def record(game: Game, structure: Structure, hands: int, seed: int) -> list[Recorded]:
@@ -81,7 +94,19 @@ def record(game: Game, structure: Structure, hands: int, seed: int) -> list[Reco
                 continue
             actions.append(action)
             state, _ = apply(state, action)
-        hand = Recorded(config, seats, button, deck, tuple(actions))
+        start, _ = start_hand(config, seats, button=button, deck=deck)
+        order = pka.phh_order(start)
+        hand = Recorded(
+            config,
+            seats,
+            button,
+            deck,
+            tuple(actions),
+            pk_stacks=tuple(start.starting_stacks[i] for i in order),
+            pk_holes=tuple(tuple(Card.parse(cards_str(start.hole[i]))) for i in order),
+            pk_board=tuple(Card.parse(cards_str(pka.board_of(start)))),
+            straddle=start.straddler is not None,
+        )
         try:  # keep only hands pokerkit plays the same (see test_differential.py)
             pk = play_pokerkit(hand)
         except ValueError:
@@ -100,21 +125,33 @@ def play_ours(hand: Recorded) -> HandState:
 
 
 def play_pokerkit(hand: Recorded) -> pka.RulesRakeState:
-    """Replay a recorded hand in pokerkit, dealing the same cards."""
-    state, _ = start_hand(hand.config, hand.seats, button=hand.button, deck=hand.deck)
-    pk = pka.start_like(state)
-    board = pka.board_of(state)
-    pka.deal_due_board(pk, board)
+    """Replay a recorded hand in pokerkit, dealing the same cards.
+
+    (Until this change it also ran our ``start_hand`` to build pokerkit's set-up, timed
+    on pokerkit's side; the set-up is now made when the hand is recorded.)
+    """
+    pk = pka.new_state(hand.config, hand.pk_stacks, straddle=hand.straddle)
+    for k, cards in enumerate(hand.pk_holes):
+        pk.deal_hole(cards, k)
+    board = hand.pk_board
+    _deal_due_board(pk, board)
     for action in hand.actions:
         pka.play(pk, str(action.kind), action.to)
-        pka.deal_due_board(pk, board)
+        _deal_due_board(pk, board)
     # pokerkit may still ask for a check our engine does not need (test_differential.py).
     while pk.status and pk.actor_index is not None and pk.checking_or_calling_amount == 0:
         pk.check_or_call()
-        pka.deal_due_board(pk, board)
+        _deal_due_board(pk, board)
     if pk.status:
         raise ValueError("pokerkit's hand is not over")
     return pk
+
+
+def _deal_due_board(pk: State, board: tuple[Card, ...]) -> None:
+    """``pka.deal_due_board`` with the board's cards already parsed."""
+    while pk.status and pk.can_deal_board():
+        dealt = sum(len(cards) for cards in pk.board_cards)
+        pk.deal_board(board[dealt : dealt + pk.street.board_dealing_count])
 
 
 def rate(play: Callable[[Recorded], object], hands: list[Recorded]) -> float:
@@ -192,6 +229,7 @@ def main() -> None:
         write_phh_files(src, args.files, args.seed)
         python = sys.executable
         ours_s = timed([python, "manage.py", "phh_replay", str(src), "--out", str(out)])
+        ours_1 = timed([python, "manage.py", "phh_replay", str(src), "--out", str(out), "--jobs=1"])
         theirs_s = timed([python, "-c", POKERKIT_REPLAY, str(src)])
         startup = timed([python, "manage.py", "check"])
     rows.append(
@@ -200,6 +238,14 @@ def main() -> None:
             f"{ours_s:.2f}",
             f"{theirs_s:.2f}",
             f"{theirs_s / ours_s:.1f}x",
+        )
+    )
+    rows.append(
+        (
+            f"phh_replay --jobs 1, {args.files} files: s (with start-up)",
+            f"{ours_1:.2f}",
+            f"{theirs_s:.2f}",
+            f"{theirs_s / ours_1:.1f}x",
         )
     )
     rows.append(("`manage.py check` start-up alone: s", f"{startup:.2f}", "", ""))

@@ -6,7 +6,8 @@ when that seat is not the one to act. Bets and raises use the *raise TO* convent
 itself).
 
 :class:`LegalActions` is what the UI offers (the ``can_*`` of the verify/can/do triad);
-``apply`` re-verifies every action against exactly these bounds.
+``apply`` re-verifies every action against exactly these bounds;
+:func:`refuse_bet_raise` words the error of a bet or raise outside them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from tables.engine import errors
+from tables.engine.config import Structure
+from tables.engine.records import fast_init
 
 
 class ActionKind(StrEnum):
@@ -88,6 +93,7 @@ class Action:
         )
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class LegalActions:
     """The options of the player to act.
@@ -137,3 +143,35 @@ class LegalActions:
             "all_in_to": self.all_in_to,
             "raise_closed": self.raise_closed,
         }
+
+
+def refuse_bet_raise(legal: LegalActions, to: int | None, structure: Structure) -> None:
+    """Raise the precise IllegalAction for a bet/raise to ``to`` outside ``legal``."""
+    if to is None:
+        raise errors.NoSuchAction("A bet or raise needs an amount.")
+    word = "bet" if legal.is_bet else "raise"
+    if legal.min_to is None or legal.max_to is None:
+        closed = legal.raise_closed
+        if closed == "betting_capped":
+            raise errors.BettingCapped("The betting is capped: you may only call or fold.")
+        if closed == "raise_not_reopened":
+            raise errors.RaiseNotReopened(
+                "A short all-in did not reopen the betting: you may only call or fold."
+            )
+        if closed == "opponents_all_in":
+            raise errors.OpponentsAllIn(
+                "Nobody else could call a raise (all-in or covered): you may only call or fold."
+            )
+        raise errors.ExceedsStack(f"You do not have enough chips to {word}; you can call.")
+    if to > legal.all_in_to:
+        raise errors.ExceedsStack(f"You only have enough chips to {word} to {legal.all_in_to}.")
+    if to < legal.min_to:
+        if legal.min_to == legal.all_in_to == legal.max_to:
+            raise errors.BelowMinRaise(f"You can only {word} all-in, to {legal.min_to}.")
+        raise errors.BelowMinRaise(f"The minimum {word} is to {legal.min_to}.")
+    if to > legal.max_to:
+        if structure is Structure.PL:
+            raise errors.AbovePotLimit(f"The pot limit allows a {word} to {legal.max_to}.")
+        if structure is Structure.FL:
+            raise errors.AboveLimit(f"In fixed limit you {word} to exactly {legal.max_to}.")
+        raise errors.AboveLimit(f"The limit allows a {word} to at most {legal.max_to}.")

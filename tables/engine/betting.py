@@ -28,6 +28,7 @@ from enum import StrEnum
 from typing import Any
 
 from tables.engine.config import KillMode, Structure, TableConfig
+from tables.engine.records import fast_init
 
 #: Maximum number of bets in a limit betting round (bet, raise, re-raise, cap).
 LIMIT_CAP = 4
@@ -56,6 +57,7 @@ _BOARD_CARDS = {Street.PREFLOP: 0, Street.FLOP: 3, Street.TURN: 4, Street.RIVER:
 NEXT_STREET = {Street.PREFLOP: Street.FLOP, Street.FLOP: Street.TURN, Street.TURN: Street.RIVER}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Limits:
     """The betting limits in force for one hand (after a kill or an overblind).
@@ -80,7 +82,17 @@ class Limits:
         both ends of the spread, rounded down to the cent (finer point 2). The blinds are
         not changed: the kill blind / overblind is posted on top.
         """
-        multiplier = {KillMode.NONE: "1", KillMode.FULL: "2", KillMode.HALF: "1.5"}[scale]
+        if scale is KillMode.NONE:  # almost every hand: the table's own limits, no scaling
+            return cls(
+                config.structure,
+                config.big_blind,
+                config.small_bet,
+                config.big_bet,
+                config.spread_min,
+                config.spread_max,
+                config.min_bet_doubles_late,
+            )
+        multiplier = {KillMode.FULL: "2", KillMode.HALF: "1.5"}[scale]
         return cls(
             structure=config.structure,
             big_blind=config.big_blind,

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from tables.engine.cards import card_str, parse_card
 from tables.engine.config import KillInfo
+from tables.engine.records import fast_init
 
 _CARDS = {"cards": True}
 _KILL = {"kill": True}
@@ -31,6 +32,7 @@ def _nested(cls: type) -> dict[str, type]:
     return {"nested": cls}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SeatInfo:
     """A seat dealt in: number, player id and stack at the start of the hand."""
@@ -40,6 +42,7 @@ class SeatInfo:
     stack: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SeatAmount:
     """An amount of chips attached to a seat (stacks, winnings, rake shares)."""
@@ -48,6 +51,7 @@ class SeatAmount:
     amount: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PotInfo:
     """A pot and the seats that can win it."""
@@ -115,6 +119,7 @@ class Event:
         return cls(**kwargs)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HandStarted(Event):
     """A hand begins. ``limits`` are those in force (after a kill or overblind)."""
@@ -139,6 +144,7 @@ class HandStarted(Event):
     deck_commitment: str | None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Posted(Event):
     """A forced bet: ante, small_blind, big_blind, newcomer_big_blind, straddle,
@@ -151,6 +157,7 @@ class Posted(Event):
     all_in: bool
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HoleCards(Event):
     """A player's hole cards. Private: only the owner sees this event."""
@@ -164,6 +171,7 @@ class HoleCards(Event):
         return seat == self.seat
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DealtBoard(Event):
     """Board cards of a street (flop: 3, turn: 1, river: 1)."""
@@ -173,6 +181,7 @@ class DealtBoard(Event):
     cards: tuple[int, ...] = field(metadata=_CARDS)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Acted(Event):
     """A player's decision. ``amount`` = chips added now, ``street_total`` = their
@@ -186,6 +195,7 @@ class Acted(Event):
     all_in: bool
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TimedOut(Event):
     """A player's time ran out; ``resolution`` is check, protected or fold (RULES 5)."""
@@ -195,6 +205,7 @@ class TimedOut(Event):
     resolution: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Protected(Event):
     """All-in protection: the seat stays in for the ``amount_in`` it has put in."""
@@ -204,6 +215,7 @@ class Protected(Event):
     amount_in: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class UncalledReturned(Event):
     """The uncalled part of a bet goes back to its bettor."""
@@ -213,6 +225,7 @@ class UncalledReturned(Event):
     amount: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Pots(Event):
     """The pots at the end of a betting round (or of the hand, before rake)."""
@@ -222,6 +235,7 @@ class Pots(Event):
     pots: tuple[PotInfo, ...] = field(metadata=_nested(PotInfo))
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Shown(Event):
     """A hand turned face up at showdown with its descriptions (``low`` None if none)."""
@@ -233,6 +247,7 @@ class Shown(Event):
     low: str | None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Mucked(Event):
     """A losing hand thrown away unseen (the hand history keeps the cards for auditors)."""
@@ -241,6 +256,7 @@ class Mucked(Event):
     seat: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Won(Event):
     """``amount`` of pot number ``pot`` (0 = main) to ``seat``. ``share`` is "high",
@@ -254,6 +270,7 @@ class Won(Event):
     description: str | None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Raked(Event):
     """The hand's rake and each seat's contributed share of it."""
@@ -263,6 +280,7 @@ class Raked(Event):
     contributed: tuple[SeatAmount, ...] = field(metadata=_nested(SeatAmount))
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Chopped(Event):
     """The blinds chopped: every forced bet and ante went back to its owner, no rake."""
@@ -272,6 +290,7 @@ class Chopped(Event):
     returned: tuple[SeatAmount, ...] = field(metadata=_nested(SeatAmount))
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HandEnded(Event):
     """Final stacks, rake, net winnings per winner, the scooper and the next hand's kill."""

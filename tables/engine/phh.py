@@ -2,7 +2,8 @@
 
 PHH (pokerkit's "Poker Hand History", a TOML file) is what auditors read through the API
 (RULES.md section 9) and what ``manage.py phh_replay`` replays. This module is pure: it
-neither imports Django nor pokerkit (a test-only dependency), and writes TOML itself.
+neither imports Django nor pokerkit (a test-only dependency), and writes TOML itself;
+it reads it with :mod:`tables.engine.phh_toml` (plain PHH fast, ``tomllib`` for the rest).
 
 Export (:func:`export_phh`) takes the final :class:`~tables.engine.state.HandState` and
 the events of the hand (those of ``start_hand`` and of every ``apply``, in order).
@@ -51,7 +52,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from tables.engine import errors
+from tables.engine import errors, phh_toml
 from tables.engine.actions import Action
 from tables.engine.cards import cards_str, parse_cards
 from tables.engine.config import Game, KillInfo, KillMode, Structure, TableConfig
@@ -326,7 +327,7 @@ class PhhHand:
 def parse_phh(text: str) -> PhhHand:
     """Read a PHH text into the configuration, seats and deck of our engine."""
     try:
-        data = tomllib.loads(text, parse_float=Decimal)
+        data = phh_toml.loads(text)  # tomllib's result, faster for plain PHH files
     except tomllib.TOMLDecodeError as exc:
         raise PhhError(f"not a PHH (TOML) file: {exc}") from None
     for name in ("variant", "antes", "starting_stacks", "actions"):

@@ -19,7 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tables.engine.records import fast_init
 
+
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Pot:
     """One pot: its amount and the seats that can win it."""
@@ -71,20 +74,21 @@ def build_pots(
     >>> build_pots([1, 2, 3], [100, 300, 300], [True, True, True])
     [Pot(amount=300, eligible=(1, 2, 3)), Pot(amount=400, eligible=(2, 3))]
     """
-    levels = sorted({c for c, live in zip(contributed, in_hand, strict=True) if live and c > 0})
+    players = list(zip(seats, contributed, in_hand, strict=True))
+    levels = sorted({c for _, c, live in players if live and c > 0})
     pots: list[Pot] = []
     previous = 0
     for level in levels:
+        # One pass per level: what everyone put in between the two levels, and who is
+        # still in with at least this level (only players above ``previous`` can be).
         amount = 0
-        for c in contributed:
+        eligible = []
+        for seat, c, live in players:
             if c > previous:
-                amount += min(c, level) - previous
-        eligible = tuple(
-            seat
-            for seat, c, live in zip(seats, contributed, in_hand, strict=True)
-            if live and c >= level
-        )
-        pots.append(Pot(amount, eligible))
+                amount += (c if c < level else level) - previous
+                if live and c >= level:
+                    eligible.append(seat)
+        pots.append(Pot(amount, tuple(eligible)))
         previous = level
     leftover = sum(c - previous for c in contributed if c > previous)
     if leftover:
@@ -114,6 +118,8 @@ def split_evenly(amount: int, winners: Sequence[int], button: int) -> dict[int, 
     >>> split_evenly(20, [3, 5, 8], button=4)
     {5: 7, 8: 7, 3: 6}
     """
+    if len(winners) == 1:  # the usual case: no sharing, no ordering needed
+        return {winners[0]: amount}
     ordered = clockwise_from_button(winners, button)
     base, odd = divmod(amount, len(ordered))
     return {seat: base + (1 if k < odd else 0) for k, seat in enumerate(ordered)}

@@ -44,39 +44,40 @@ def put_chips(st: HandState, i: int, amount: int) -> None:
         st.status[i] = ALL_IN
 
 
-def needs_action(st: HandState, j: int) -> bool:
-    """True when player ``j`` must still decide something this round."""
-    status = st.status
-    if status[j] is not IN:
-        return False
-    committed = st.committed
-    others_live = False
-    others_can_act = False
-    max_other = 0
-    for k, s in enumerate(status):
-        if k != j and s is not FOLDED:
-            others_live = True
-            if s is IN:
-                others_can_act = True
-            if committed[k] > max_other:
-                max_other = committed[k]
-    if not others_live:
-        return False
-    if not others_can_act:
-        # Only calling (or folding) to the largest all-in can matter.
-        return committed[j] < max_other
-    return not st.acted[j] or committed[j] < st.to_match
-
-
 def next_actor(st: HandState, after: int | None) -> int | None:
-    """The next player in the round's order who must act, after ``after`` (None: first)."""
+    """The next player in the round's order who must act, after ``after`` (None: first).
+
+    A player must act when they are still in with chips (status ``IN``), somebody else
+    is still in the hand, and either they have not acted since the last full bet or
+    raise or they are below ``to_match``. When nobody else can act (all-in), only
+    calling or folding to the largest other commitment can matter.
+    """
+    status = st.status
+    live = len(status) - status.count(FOLDED)
+    if live < 2:
+        return None
+    # Counted in C: in almost every round two or more players can still act.
+    able = status.count(IN)
+    committed = st.committed
+    acted = st.acted
+    to_match = st.to_match
     order = st.order
     n = len(order)
     start = 0 if after is None else order.index(after) + 1
     for k in range(n):
         j = order[(start + k) % n]
-        if needs_action(st, j):
-            return j
+        if status[j] is not IN:
+            continue
+        if able > 1:
+            if not acted[j] or committed[j] < to_match:
+                return j
+        else:  # nobody else can act: call the largest other commitment or not
+            max_other = max(
+                (c for m, c in enumerate(committed) if m != j and status[m] is not FOLDED),
+                default=0,
+            )
+            if committed[j] < max_other:
+                return j
     return None
 
 
@@ -105,19 +106,20 @@ def close_round(st: HandState, events: list[Event]) -> None:
     st.committed = [0] * n
     live = [s is not FOLDED for s in st.status]
     pots = build_pots(st.seats, st.contributed, live)
-    events.append(Pots(str(st.street), tuple(PotInfo(p.amount, p.eligible) for p in pots)))
+    events.append(Pots(str(st.street), tuple([PotInfo(p.amount, p.eligible) for p in pots])))
+    # Settling gets these pots: nobody's contribution changes from here to the payouts.
     if sum(live) == 1:
-        settle.finish_uncontested(st, events)
+        settle.finish_uncontested(st, events, pots)
         return
     if st.street is Street.RIVER:
-        settle.showdown(st, events)
+        settle.showdown(st, events, pots)
         return
-    if sum(1 for s in st.status if s is IN) <= 1:
+    if st.status.count(IN) <= 1:
         # At most one player can still bet: run the board out (RULES.md 3.7).
         st.runout = True
         while st.street is not Street.RIVER:
             deal_street(st, NEXT_STREET[st.street], events)
-        settle.showdown(st, events)
+        settle.showdown(st, events, pots)
         return
     deal_street(st, NEXT_STREET[st.street], events)
     st.to_match = 0

@@ -29,11 +29,13 @@ from tables.engine.evaluator import describe_high, describe_low, high_value, low
 from tables.engine.events import Chopped, Event, HandEnded, Mucked, Raked, SeatAmount, Shown, Won
 from tables.engine.pots import Pot, build_pots, split_evenly, split_hi_lo
 from tables.engine.rake import contributed_rake, hand_rake, take_rake
+from tables.engine.records import fast_init
 
 if TYPE_CHECKING:
     from tables.engine.state import HandState
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HandResult:
     """How the hand was settled. Per-player tuples are in seat order (``state.seats``).
@@ -76,29 +78,29 @@ class HandResult:
         )
 
 
-def _folded(st: HandState, i: int) -> bool:
-    return st.status[i] == "folded"
-
-
 def _rake(st: HandState, pots: list[Pot], events: list[Event]) -> tuple[list[Pot], int, list[int]]:
     """Compute and take the hand's rake; return the raked pots, rake and shares."""
-    total = sum(p.amount for p in pots)
+    total = sum([p.amount for p in pots])
     rake = hand_rake(st.config, total, players_dealt_in=len(st.seats), flop_seen=len(st.board) >= 3)
     shares = contributed_rake(rake, st.seats, st.contributed, st.button)
     events.append(
         Raked(
             rake,
-            tuple(SeatAmount(s, a) for s, a in zip(st.seats, shares, strict=True) if a),
+            tuple([SeatAmount(s, a) for s, a in zip(st.seats, shares, strict=True) if a]),
         )
     )
-    return take_rake(pots, rake), rake, shares
+    return (take_rake(pots, rake) if rake else pots), rake, shares
 
 
-def finish_uncontested(st: HandState, events: list[Event]) -> None:
-    """Everyone else folded: the last player wins every pot, cards unseen (step 7)."""
-    winner = next(i for i in range(len(st.seats)) if not _folded(st, i))
-    live = [not _folded(st, i) for i in range(len(st.seats))]
-    pots = build_pots(st.seats, st.contributed, live)
+def finish_uncontested(st: HandState, events: list[Event], pots: list[Pot] | None = None) -> None:
+    """Everyone else folded: the last player wins every pot, cards unseen (step 7).
+
+    ``pots``: the hand's pots if the caller has just built them (else built here).
+    """
+    live = [s != "folded" for s in st.status]
+    winner = live.index(True)
+    if pots is None:
+        pots = build_pots(st.seats, st.contributed, live)
     raked, rake, shares = _rake(st, pots, events)
     winnings = [0] * len(st.seats)
     seat = st.seats[winner]
@@ -109,10 +111,15 @@ def finish_uncontested(st: HandState, events: list[Event]) -> None:
     _finish(st, events, pots, rake, shares, winnings, scooper=seat)
 
 
-def showdown(st: HandState, events: list[Event]) -> None:
-    """Show or muck in order, then award every pot."""
-    n = len(st.seats)
-    live = [not _folded(st, i) for i in range(n)]
+def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) -> None:
+    """Show or muck in order, then award every pot.
+
+    ``pots``: the hand's pots if the caller has just built them (else built here).
+    """
+    seats = st.seats
+    hole = st.hole
+    n = len(seats)
+    live = [s != "folded" for s in st.status]
     game = str(st.config.game)
     hi_lo = st.config.game.hi_lo
     board = st.board
@@ -120,48 +127,47 @@ def showdown(st: HandState, events: list[Event]) -> None:
     lows: dict[int, int | None] = {}
     for i in range(n):
         if live[i]:
-            highs[i] = high_value(game, st.hole[i], board)
-            lows[i] = low_value(st.hole[i], board) if hi_lo else None
-    pots = build_pots(st.seats, st.contributed, live)
+            highs[i] = high_value(game, hole[i], board)
+            lows[i] = low_value(hole[i], board) if hi_lo else None
+    if pots is None:
+        pots = build_pots(seats, st.contributed, live)
 
-    # Showing order.
-    b = st.seats.index(st.button)
+    # Showing order: from the river aggressor, else from the button's left; clockwise.
     if st.aggressor is not None and not st.runout and live[st.aggressor]:
-        start = st.aggressor
+        first = st.aggressor
     else:
-        start = next(j for j in ((b + 1 + k) % n for k in range(n)) if live[j])
-    order = [j for j in ((start + k) % n for k in range(n)) if live[j]]
+        first = seats.index(st.button) + 1
+    order = [k % n for k in range(first, first + n) if live[k % n]]
     shown: list[int] = []
+    # The words of each shown hand, written once for its Shown and its Won events.
+    high_text: dict[int, str] = {}
+    low_text: dict[int, str | None] = {}
     for k, i in enumerate(order):
         must_show = st.runout or k == 0 or not st.auto_muck[i]
         if must_show or _can_win(st, i, shown, pots, highs, lows):
             shown.append(i)
             st.shown[i] = True
             low = lows[i]
-            events.append(
-                Shown(
-                    st.seats[i],
-                    st.hole[i],
-                    describe_high(highs[i]),
-                    None if low is None else describe_low(low),
-                )
-            )
+            high_text[i] = describe_high(highs[i])
+            low_text[i] = None if low is None else describe_low(low)
+            events.append(Shown(seats[i], hole[i], high_text[i], low_text[i]))
         else:
-            events.append(Mucked(st.seats[i]))
+            events.append(Mucked(seats[i]))
 
     raked, rake, shares = _rake(st, pots, events)
     winnings = [0] * n
     # Seats that won some pot whole (high and low); None marks a pot that was shared.
     whole_winners: set[int | None] = set()
     for k, (pot, raked_pot) in enumerate(zip(pots, raked, strict=True)):
-        contenders = [i for i in shown if st.seats[i] in pot.eligible]
-        best = min(highs[i] for i in contenders)
-        high_winners = [st.seats[i] for i in contenders if highs[i] == best]
-        qualified = [i for i in contenders if lows[i] is not None]
+        eligible = pot.eligible
+        contenders = [i for i in shown if seats[i] in eligible]
+        best = min([highs[i] for i in contenders])
+        high_winners = [seats[i] for i in contenders if highs[i] == best]
         low_winners: list[int] = []
+        qualified = [low for i in contenders if (low := lows[i]) is not None]
         if qualified:
-            best_low = min(lows[i] or 0 for i in qualified)
-            low_winners = [st.seats[i] for i in qualified if lows[i] == best_low]
+            best_low = min(qualified)
+            low_winners = [seats[i] for i in contenders if lows[i] == best_low]
         if len(high_winners) == 1 and (not low_winners or low_winners == high_winners):
             whole_winners.add(high_winners[0])
         else:
@@ -171,16 +177,13 @@ def showdown(st: HandState, events: list[Event]) -> None:
             parts = [("high", high_winners, high_amount), ("low", low_winners, low_amount)]
         else:
             parts = [(None, high_winners, raked_pot.amount)]
-        for share, seats, amount in parts:
-            for seat, won in split_evenly(amount, seats, st.button).items():
+        for share, winners, amount in parts:
+            for seat, won in split_evenly(amount, winners, st.button).items():
                 if not won:
                     continue
-                i = st.seats.index(seat)
+                i = seats.index(seat)
                 winnings[i] += won
-                if share == "low":
-                    description = describe_low(lows[i] or 0)
-                else:
-                    description = describe_high(highs[i])
+                description = low_text[i] if share == "low" else high_text[i]
                 events.append(Won(seat, k, won, share, description))
     # Finer point 5: a scoop is one player winning every pot of the hand whole.
     scooper = whole_winners.pop() if len(whole_winners) == 1 else None
@@ -282,10 +285,10 @@ def _ended_event(st: HandState) -> HandEnded:
     if result is None:  # pragma: no cover - set just before
         raise RuntimeError("hand result missing")
     return HandEnded(
-        stacks=tuple(SeatAmount(s, a) for s, a in zip(st.seats, st.stacks, strict=True)),
+        stacks=tuple([SeatAmount(s, a) for s, a in zip(st.seats, st.stacks, strict=True)]),
         rake=result.rake,
         winners=tuple(
-            SeatAmount(s, a) for s, a in zip(st.seats, result.winnings, strict=True) if a
+            [SeatAmount(s, a) for s, a in zip(st.seats, result.winnings, strict=True) if a]
         ),
         scooped_by=result.scooped_by,
         next_kill=result.next_kill,

@@ -77,6 +77,7 @@ Module map
 ``config`` (TableConfig), ``betting`` (limits and bet bounds), ``rounds`` (who acts,
 closing rounds), ``pots``, ``rake``, ``settle`` (showdown, awards, chop), ``events``,
 ``actions`` (Action, LegalActions), ``errors``, ``positions`` (button and blinds),
+``records`` (a cheaper ``__init__`` for the frozen records built on every hand),
 ``testing`` (stacked decks and scripted hands for tests).
 """
 
@@ -85,10 +86,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 
 from tables.engine import errors, settle
-from tables.engine.actions import Action, ActionKind, LegalActions
+from tables.engine.actions import Action, ActionKind, LegalActions, refuse_bet_raise
 from tables.engine.betting import (
     Limits,
     Street,
@@ -194,9 +196,28 @@ class HandState:
 
     def copy(self) -> HandState:
         """A copy sharing the immutable parts and owning fresh per-player lists."""
+        # Field by field, spelled out: apply() copies the state on every action, and plain
+        # slot reads and writes cost a third of a getattr/setattr loop or of __init__.
         new = object.__new__(HandState)
-        for name in _FIELD_NAMES:
-            object.__setattr__(new, name, getattr(self, name))
+        new.config = self.config
+        new.hand_id = self.hand_id
+        new.button = self.button
+        new.seats = self.seats
+        new.players = self.players
+        new.starting_stacks = self.starting_stacks
+        new.auto_muck = self.auto_muck
+        new.hole = self.hole
+        new.deck = self.deck
+        new.deck_commitment = self.deck_commitment
+        new.limits = self.limits
+        new.small_blind_index = self.small_blind_index
+        new.big_blind_index = self.big_blind_index
+        new.straddler = self.straddler
+        new.killer = self.killer
+        new.kill = self.kill
+        new.overblinder = self.overblinder
+        new.chop_possible = self.chop_possible
+        new.street = self.street
         new.board = self.board.copy()
         new.stacks = self.stacks.copy()
         new.status = self.status.copy()
@@ -205,6 +226,15 @@ class HandState:
         new.antes = self.antes.copy()
         new.acted = self.acted.copy()
         new.shown = self.shown.copy()
+        new.order = self.order
+        new.actor_index = self.actor_index
+        new.to_match = self.to_match
+        new.last_raise = self.last_raise
+        new.full_bets = self.full_bets
+        new.aggressor = self.aggressor
+        new.runout = self.runout
+        new.over = self.over
+        new.result = self.result
         return new
 
     # -- simple queries -----------------------------------------------------------------
@@ -250,48 +280,10 @@ class HandState:
         if self.over or self.actor_index is None:
             raise errors.HandOver("The hand is over.")
         i = self.actor_index
-        status = self.status
-        committed = self.committed[i]
         stack = self.stacks[i]
-        others_can_act = False  # someone else still in with chips behind
-        others_can_call_more = False  # ... who could call part of a bet above to_match
-        max_other = 0
-        for j, s in enumerate(status):
-            if j != i and s is not FOLDED:
-                if s is IN:
-                    others_can_act = True
-                    if self.committed[j] + self.stacks[j] > self.to_match:
-                        others_can_call_more = True
-                if self.committed[j] > max_other:
-                    max_other = self.committed[j]
-        target = self.to_match if others_can_act else min(self.to_match, max_other)
-        to_call = max(target - committed, 0)
+        to_call = self._to_call(i)
         call_amount = min(to_call, stack) if to_call else None
-        all_in_to = committed + stack
-        min_to: int | None = None
-        max_to: int | None = None
-        closed: str | None = None
-        if all_in_to > self.to_match:
-            if not others_can_call_more:
-                closed = "opponents_all_in"
-            elif is_capped(self.limits, self.full_bets):
-                closed = "betting_capped"
-            elif self.acted[i]:
-                closed = "raise_not_reopened"
-            else:
-                low, high = raise_bounds(
-                    self.limits,
-                    self.street,
-                    to_match=self.to_match,
-                    last_raise=self.last_raise,
-                    committed=committed,
-                    pot_total=sum(self.contributed),
-                )
-                if all_in_to < low:
-                    min_to = max_to = all_in_to
-                else:
-                    min_to = low
-                    max_to = all_in_to if high is None else min(high, all_in_to)
+        min_to, max_to, closed = self._raise_range(i)
         return LegalActions(
             seat=self.seats[i],
             can_fold=to_call > 0,
@@ -301,9 +293,57 @@ class HandState:
             is_bet=self.to_match == 0,
             min_to=min_to,
             max_to=max_to,
-            all_in_to=all_in_to,
+            all_in_to=self.committed[i] + stack,
             raise_closed=closed,
         )
+
+    def _to_call(self, i: int) -> int:
+        """Chips player ``i`` needs to add to call (before the stack cap).
+
+        When nobody else can act (everyone else still in is all-in), only the largest
+        other commitment is worth calling, which may be below ``to_match``.
+        """
+        status = self.status
+        committed = self.committed
+        target = self.to_match
+        # Counting in C first: someone else can act in almost every decision.
+        if status.count(IN) - (status[i] is IN) == 0:
+            max_other = max(
+                (c for j, c in enumerate(committed) if j != i and status[j] is not FOLDED),
+                default=0,
+            )
+            target = min(target, max_other)
+        return max(target - committed[i], 0)
+
+    def _raise_range(self, i: int) -> tuple[int | None, int | None, str | None]:
+        """``(min_to, max_to, raise_closed)`` of a bet/raise by player ``i``."""
+        committed = self.committed[i]
+        all_in_to = committed + self.stacks[i]
+        to_match = self.to_match
+        if all_in_to <= to_match:
+            return None, None, None
+        # Nobody may bet unless someone else still in could call part of it.
+        stacks = self.stacks
+        for j, s in enumerate(self.status):
+            if s is IN and j != i and self.committed[j] + stacks[j] > to_match:
+                break
+        else:
+            return None, None, "opponents_all_in"
+        if is_capped(self.limits, self.full_bets):
+            return None, None, "betting_capped"
+        if self.acted[i]:
+            return None, None, "raise_not_reopened"
+        low, high = raise_bounds(
+            self.limits,
+            self.street,
+            to_match=to_match,
+            last_raise=self.last_raise,
+            committed=committed,
+            pot_total=sum(self.contributed),
+        )
+        if all_in_to < low:
+            return all_in_to, all_in_to, None
+        return low, (all_in_to if high is None else min(high, all_in_to)), None
 
     def verify(self, action: Action) -> LegalActions:
         """Raise the precise IllegalAction if ``action`` is not allowed; else the options."""
@@ -325,7 +365,7 @@ class HandState:
             if legal.call_amount is None:
                 raise errors.NoSuchAction("There is nothing to call; you can check.")
         elif kind is ActionKind.BET_RAISE:
-            _verify_bet_raise(self, legal, action.to)
+            refuse_bet_raise(legal, action.to, self.limits.structure)
         elif kind is not ActionKind.TIMEOUT:  # pragma: no cover - ActionKind is closed
             raise errors.NoSuchAction(f"Unknown action {kind!r}.")
         return legal
@@ -435,39 +475,6 @@ _TUPLE_FIELDS = ("seats", "players", "starting_stacks", "auto_muck", "deck", "or
 _LIST_FIELDS = ("board", "stacks", "committed", "contributed", "antes", "acted", "shown")
 
 
-def _verify_bet_raise(state: HandState, legal: LegalActions, to: int | None) -> None:
-    """Raise the precise error for a refused bet/raise to ``to``."""
-    if to is None:
-        raise errors.NoSuchAction("A bet or raise needs an amount.")
-    word = "bet" if legal.is_bet else "raise"
-    if legal.min_to is None or legal.max_to is None:
-        closed = legal.raise_closed
-        if closed == "betting_capped":
-            raise errors.BettingCapped("The betting is capped: you may only call or fold.")
-        if closed == "raise_not_reopened":
-            raise errors.RaiseNotReopened(
-                "A short all-in did not reopen the betting: you may only call or fold."
-            )
-        if closed == "opponents_all_in":
-            raise errors.OpponentsAllIn(
-                "Nobody else could call a raise (all-in or covered): you may only call or fold."
-            )
-        raise errors.ExceedsStack(f"You do not have enough chips to {word}; you can call.")
-    if to > legal.all_in_to:
-        raise errors.ExceedsStack(f"You only have enough chips to {word} to {legal.all_in_to}.")
-    if to < legal.min_to:
-        if legal.min_to == legal.all_in_to == legal.max_to:
-            raise errors.BelowMinRaise(f"You can only {word} all-in, to {legal.min_to}.")
-        raise errors.BelowMinRaise(f"The minimum {word} is to {legal.min_to}.")
-    if to > legal.max_to:
-        structure = state.limits.structure
-        if structure is Structure.PL:
-            raise errors.AbovePotLimit(f"The pot limit allows a {word} to {legal.max_to}.")
-        if structure is Structure.FL:
-            raise errors.AboveLimit(f"In fixed limit you {word} to exactly {legal.max_to}.")
-        raise errors.AboveLimit(f"The limit allows a {word} to at most {legal.max_to}.")
-
-
 # ---------------------------------------------------------------------------------------
 # Starting a hand
 # ---------------------------------------------------------------------------------------
@@ -491,15 +498,17 @@ def start_hand(
     no kills or the killer is not dealt in).
     """
     config.validate()
-    entries = sorted(seats, key=lambda e: e.seat)
+    entries = sorted(seats, key=_seat_number)
     n = len(entries)
-    seat_numbers = tuple(e.seat for e in entries)
+    seat_numbers = tuple([e.seat for e in entries])
     if not 2 <= n <= 10:
         raise errors.SetupError(f"A hand needs 2 to 10 players dealt in, not {n}.")
     if len(set(seat_numbers)) != n:
         raise errors.SetupError("A seat is dealt in twice.")
-    if any(e.stack <= 0 for e in entries):
+    stacks = [e.stack for e in entries]
+    if min(stacks) <= 0:
         raise errors.SetupError("Every player dealt in needs chips.")
+    starting_stacks = tuple(stacks)
     if button not in seat_numbers:
         raise errors.SetupError(f"The button seat {button} is not dealt in.")
     deck_t = tuple(deck)
@@ -540,7 +549,6 @@ def start_hand(
         scale = KillMode.FULL if overblinder is not None else KillMode.NONE
     limits = Limits.for_hand(config, scale)
 
-    stacks = [e.stack for e in entries]
     committed = [0] * n
     contributed = [0] * n
     antes = [0] * n
@@ -551,7 +559,7 @@ def start_hand(
             button=button,
             game=str(config.game),
             structure=str(config.structure),
-            seats=tuple(SeatInfo(e.seat, e.player, e.stack) for e in entries),
+            seats=tuple([SeatInfo(e.seat, e.player, e.stack) for e in entries]),
             small_blind=config.small_blind,
             big_blind=bb_amount,
             ante=config.ante,
@@ -610,14 +618,13 @@ def start_hand(
         post(j, kind, amount)
         nominal.append(amount)
 
-    # Hole cards: one at a time clockwise from the small blind.
-    per_player = config.game.hole_cards
-    hands: list[list[int]] = [[] for _ in range(n)]
-    for r in range(per_player):
-        for p, j in enumerate(deal_order):
-            hands[j].append(deck_t[r * n + p])
-    for j in deal_order:
-        events.append(HoleCards(seat_numbers[j], tuple(hands[j])))
+    # Hole cards: one at a time clockwise from the small blind, so the player in deal
+    # position p gets the deck's cards p, p + n, p + 2n, ... (a slice with step n).
+    dealt = config.game.hole_cards * n
+    hole: list[tuple[int, ...]] = [()] * n
+    for p, j in enumerate(deal_order):
+        hole[j] = deck_t[p:dealt:n]
+        events.append(HoleCards(seat_numbers[j], hole[j]))
 
     # Preflop order and bet levels.
     first = ((straddler if straddler is not None else bb) + 1) % n
@@ -641,44 +648,44 @@ def start_hand(
         and not special
         and not newcomers
     )
-    state = HandState(
-        config=config,
-        hand_id=hand_id,
-        button=button,
-        seats=seat_numbers,
-        players=tuple(e.player for e in entries),
-        starting_stacks=tuple(e.stack for e in entries),
-        auto_muck=tuple(e.auto_muck for e in entries),
-        hole=tuple(tuple(h) for h in hands),
-        deck=deck_t,
-        deck_commitment=deck_commitment,
-        limits=limits,
-        small_blind_index=sb,
-        big_blind_index=bb,
-        straddler=straddler,
-        killer=killer,
-        kill=kill_in_force,
-        overblinder=overblinder,
-        chop_possible=chop_possible,
-        street=Street.PREFLOP,
-        board=[],
-        stacks=stacks,
-        status=status,
-        committed=committed,
-        contributed=contributed,
-        antes=antes,
-        acted=[False] * n,
-        shown=[False] * n,
-        order=tuple(order),
-        actor_index=None,
-        to_match=to_match,
-        last_raise=last_raise,
-        full_bets=2 if straddler is not None else 1,
-        aggressor=None,
-        runout=False,
-        over=False,
-        result=None,
-    )
+    # Field by field: a 38-keyword call costs four times as much (every hand starts here).
+    state = object.__new__(HandState)
+    state.config = config
+    state.hand_id = hand_id
+    state.button = button
+    state.seats = seat_numbers
+    state.players = tuple([e.player for e in entries])
+    state.starting_stacks = starting_stacks
+    state.auto_muck = tuple([e.auto_muck for e in entries])
+    state.hole = tuple(hole)
+    state.deck = deck_t
+    state.deck_commitment = deck_commitment
+    state.limits = limits
+    state.small_blind_index = sb
+    state.big_blind_index = bb
+    state.straddler = straddler
+    state.killer = killer
+    state.kill = kill_in_force
+    state.overblinder = overblinder
+    state.chop_possible = chop_possible
+    state.street = Street.PREFLOP
+    state.board = []
+    state.stacks = stacks
+    state.status = status
+    state.committed = committed
+    state.contributed = contributed
+    state.antes = antes
+    state.acted = [False] * n
+    state.shown = [False] * n
+    state.order = tuple(order)
+    state.actor_index = None
+    state.to_match = to_match
+    state.last_raise = last_raise
+    state.full_bets = 2 if straddler is not None else 1
+    state.aggressor = None
+    state.runout = False
+    state.over = False
+    state.result = None
     state.actor_index = next_actor(state, None)
     if state.actor_index is None:  # everyone is all-in from the posts
         close_round(state, events)
@@ -686,6 +693,7 @@ def start_hand(
 
 
 _ALL_CARDS = frozenset(range(52))
+_seat_number = attrgetter("seat")
 
 
 # ---------------------------------------------------------------------------------------
@@ -700,16 +708,33 @@ def apply(state: HandState, action: Action) -> tuple[HandState, list[Event]]:
     the action is not allowed. Closing a round advances the hand as far as it goes
     without a decision (next street, run-out, showdown, settlement).
     """
-    legal = state.verify(action)
+    i = state.actor_index
+    if i is None or state.over or action.seat != state.seats[i]:
+        state.verify(action)  # raises HandOver or NotYourTurn
+        raise errors.HandOver("The hand is over.")  # pragma: no cover - verify raised
+    # Accept exactly what verify() accepts, without building a LegalActions (this runs on
+    # every action); a refused action goes through verify() for its precise error.
+    to_call = state._to_call(i)
+    kind = action.kind
+    if kind is ActionKind.BET_RAISE:
+        min_to, max_to, _ = state._raise_range(i)
+        to = action.to
+        accepted = (
+            to is not None and min_to is not None and max_to is not None and min_to <= to <= max_to
+        )
+    elif kind is ActionKind.CHECK:
+        accepted = to_call == 0
+    else:  # fold and call need something to call; a timeout is always accepted
+        accepted = to_call > 0 or kind is ActionKind.TIMEOUT
+    if not accepted:
+        state.verify(action)
+        raise AssertionError(f"verify() accepts {action!r}")  # pragma: no cover
+    is_bet = state.to_match == 0
     st = state.copy()
     events: list[Event] = []
-    i = st.actor_index
-    if i is None:  # pragma: no cover - verify() guarantees an actor
-        raise errors.HandOver("The hand is over.")
     seat = st.seats[i]
-    kind = action.kind
     if kind is ActionKind.TIMEOUT:
-        if legal.can_check:
+        if to_call == 0:
             resolution = "check"
             kind = ActionKind.CHECK
         elif (
@@ -740,7 +765,7 @@ def apply(state: HandState, action: Action) -> tuple[HandState, list[Event]]:
         st.acted[i] = True
         events.append(Acted(seat, "check", 0, st.committed[i], False))
     elif kind is ActionKind.CALL:
-        amount = legal.call_amount or 0
+        amount = min(to_call, st.stacks[i])
         put_chips(st, i, amount)
         st.acted[i] = True
         events.append(Acted(seat, "call", amount, st.committed[i], st.stacks[i] == 0))
@@ -757,7 +782,7 @@ def apply(state: HandState, action: Action) -> tuple[HandState, list[Event]]:
         st.aggressor = i
         st.acted[i] = True
         put_chips(st, i, amount)
-        word = "bet" if legal.is_bet else "raise"
+        word = "bet" if is_bet else "raise"
         events.append(Acted(seat, word, amount, st.committed[i], st.stacks[i] == 0))
     advance(st, events, i)
     return st, events

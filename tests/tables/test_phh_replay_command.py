@@ -51,3 +51,35 @@ def test_illegal_action_is_reported_with_index_and_reason_and_fails(
 def test_missing_path_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="no such file"):
         call_command("phh_replay", str(tmp_path / "nope.phh"))
+
+
+def test_manage_py_runs_phh_replay_without_django_and_jobs_change_nothing(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    text = write_golden(tmp_path / "in")
+    for k in range(20):
+        (tmp_path / "in" / f"copy{k:02d}.phh").write_text(text)
+    code = (
+        "import runpy, sys\n"
+        "sys.argv = ['manage.py', 'phh_replay', *sys.argv[1:]]\n"
+        "try:\n"
+        "    runpy.run_path('manage.py', run_name='__main__')\n"
+        "finally:\n"
+        "    print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))\n"
+    )
+    for jobs in ("1", "3"):
+        out = tmp_path / f"out{jobs}"
+        result = subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / "in"), "--out", str(out), "--jobs", jobs],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "[]"  # Django was never imported
+        assert "21 of 21 hands replayed" in result.stderr
+        assert {p.name for p in out.iterdir()} == {p.name for p in (tmp_path / "in").iterdir()}
+        assert all(p.read_text() == text for p in out.iterdir())

@@ -1,4 +1,4 @@
-"""``manage.py phh_replay FILE_OR_DIR... [--out DIR]``: replay PHH hand histories.
+"""``manage.py phh_replay FILE_OR_DIR... [--out DIR] [--jobs N]``: replay PHH hand histories.
 
 Each ``.phh`` file (directories are searched recursively) is played through our engine
 with its own cards and rake settings (:func:`tables.engine.phh.replay_phh`); the hand is
@@ -6,6 +6,10 @@ written back as PHH with the finishing stacks, winnings and rake the engine comp
 ``--out`` (same file name; a clash inside one run gets its parent folders prefixed) or,
 without ``--out``, to standard output. A file the engine refuses is reported with the
 action's index and the engine's reason, and the command exits with status 1.
+
+The work is :mod:`tables.engine.phh_cli`'s, which needs no Django: ``manage.py
+phh_replay`` runs it before Django is set up. This class serves ``call_command`` and
+``manage.py help phh_replay`` (and any call using Django's own options).
 """
 
 from pathlib import Path
@@ -13,7 +17,7 @@ from typing import cast
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from tables.engine.phh import PhhError, PhhReplayError, replay_phh
+from tables.engine.phh_cli import PhhCliError, default_jobs, phh_files, replay_files
 
 
 class Command(BaseCommand):
@@ -22,47 +26,24 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", type=Path, help="PHH files or directories")
         parser.add_argument("--out", type=Path, help="directory for the replayed files")
+        parser.add_argument(
+            "--jobs", type=int, help="processes replaying files (default: the number of CPUs)"
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         paths = cast(list[Path], options["paths"])
         out = cast(Path | None, options["out"])
-        files = _phh_files(paths)
-        if out is not None:
-            out.mkdir(parents=True, exist_ok=True)
-        failed = 0
-        used: set[str] = set()
-        for path in files:
-            try:
-                _, text = replay_phh(path.read_text(encoding="utf-8"))
-            except PhhReplayError as exc:
-                failed += 1
-                self.stderr.write(
-                    f"{path}: illegal action {exc.index} ({exc.action!r}): {exc.reason}"
-                )
-                continue
-            except (PhhError, OSError, UnicodeDecodeError) as exc:
-                failed += 1
-                self.stderr.write(f"{path}: {exc}")
-                continue
-            if out is None:
-                self.stdout.write(f"# {path}\n{text}")
-                continue
-            name = path.name if path.name not in used else "_".join(path.parts[-3:])
-            used.add(name)
-            (out / name).write_text(text, encoding="utf-8")
-        self.stderr.write(f"{len(files) - failed} of {len(files)} hands replayed")
+        jobs = cast(int | None, options["jobs"])
+        try:
+            files = phh_files(paths)
+        except PhhCliError as exc:
+            raise CommandError(str(exc)) from None
+        failed = replay_files(
+            files,
+            out,
+            jobs=default_jobs() if jobs is None else max(1, jobs),
+            stdout=self.stdout,  # type: ignore[arg-type]  # OutputWrapper writes text
+            stderr=self.stderr,  # type: ignore[arg-type]
+        )
         if failed:
             raise CommandError(f"{failed} file(s) could not be replayed", returncode=1)
-
-
-def _phh_files(paths: list[Path]) -> list[Path]:
-    """Every ``.phh`` file named or found under the named directories, sorted."""
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            files.extend(sorted(path.rglob("*.phh")))
-        elif path.exists():
-            files.append(path)
-        else:
-            raise CommandError(f"{path}: no such file or directory")
-    return files
