@@ -60,6 +60,13 @@ def _announce_seats(table: Table, recorder: Recorder) -> None:
     recorder.message({"type": "seats", "seats": seats_public(table_seats(table=table))})
 
 
+def _seats_changed(table: Table) -> None:
+    """Tell the table how its seats stand now (a command that changed only seats)."""
+    recorder = Recorder(table)
+    _announce_seats(table, recorder)
+    recorder.save()
+
+
 def _start_soon(table: Table) -> None:
     if table.status == TableStatus.OPEN and hand_in_progress(table=table) is None:
         now = timezone.now()
@@ -103,9 +110,7 @@ def seat_take(
         status=SeatStatus.WAITING,
         post_big_blind=post_big_blind,
     )
-    recorder = Recorder(table)
-    _announce_seats(table, recorder)
-    recorder.save()
+    _seats_changed(table)
     _start_soon(table)
     return seat
 
@@ -128,9 +133,7 @@ def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str)
     )
     seat.stack += amount
     seat.save(update_fields=["stack"])
-    recorder = Recorder(table)
-    _announce_seats(table, recorder)
-    recorder.save()
+    _seats_changed(table)
     _start_soon(table)
     return seat
 
@@ -145,9 +148,7 @@ def seat_sit_out(*, table_id: int, user: User) -> Seat:
     else:
         seat.status = SeatStatus.SITTING_OUT
     seat.save(update_fields=["status", "sit_out_after_hand"])
-    recorder = Recorder(table)
-    _announce_seats(table, recorder)
-    recorder.save()
+    _seats_changed(table)
     return seat
 
 
@@ -166,9 +167,7 @@ def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> S
     seat.save(
         update_fields=["status", "post_big_blind", "sit_out_after_hand", "consecutive_timeouts"]
     )
-    recorder = Recorder(table)
-    _announce_seats(table, recorder)
-    recorder.save()
+    _seats_changed(table)
     _start_soon(table)
     return seat
 
