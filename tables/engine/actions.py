@@ -31,6 +31,7 @@ class ActionKind(StrEnum):
     TIMEOUT = "timeout"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Action:
     """A decision of the player at ``seat``.
@@ -46,7 +47,8 @@ class Action:
     protection_allowed: bool = True
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", ActionKind(self.kind))
+        if type(self.kind) is not ActionKind:  # the factories below already pass one
+            object.__setattr__(self, "kind", ActionKind(self.kind))
 
     @classmethod
     def fold(cls, seat: int) -> Action:

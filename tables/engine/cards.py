@@ -14,6 +14,13 @@ FULL_DECK: tuple[int, ...] = tuple(range(52))
 
 _CARD_NAMES: tuple[str, ...] = tuple(rank + suit for rank in RANKS for suit in SUITS)
 _IDS_BY_NAME: dict[str, int] = {name: card for card, name in enumerate(_CARD_NAMES)}
+# Every accepted spelling ("As", "as", "AS", "aS"): one dict look-up per card when parsing.
+_IDS_ANY_CASE: dict[str, int] = {
+    r + s: card
+    for name, card in _IDS_BY_NAME.items()
+    for r in {name[0], name[0].lower()}
+    for s in (name[1], name[1].upper())
+}
 
 
 def parse_card(text: str) -> int:
@@ -24,8 +31,7 @@ def parse_card(text: str) -> int:
     >>> parse_card("As"), parse_card("2c"), parse_card("td")
     (51, 0, 33)
     """
-    normal = text[:1].upper() + text[1:].lower()
-    card = _IDS_BY_NAME.get(normal)
+    card = _IDS_ANY_CASE.get(text)
     if card is None:
         raise ValueError(
             f"invalid card {text!r}: expected a rank from {RANKS!r} followed by a suit "
@@ -43,7 +49,12 @@ def parse_cards(text: str) -> list[int]:
     compact = "".join(text.split())
     if len(compact) % 2:
         raise ValueError(f"invalid cards {text!r}: every card is two characters, like 'As'")
-    return [parse_card(compact[i : i + 2]) for i in range(0, len(compact), 2)]
+    ids = _IDS_ANY_CASE
+    pairs = [compact[i : i + 2] for i in range(0, len(compact), 2)]
+    try:
+        return [ids[pair] for pair in pairs]
+    except KeyError:
+        return [parse_card(pair) for pair in pairs]  # raises the error naming the card
 
 
 def card_str(card: int) -> str:

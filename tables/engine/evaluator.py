@@ -18,7 +18,7 @@ helpers are for showdown display and hand histories, not for deciding pots.
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
-from itertools import combinations, combinations_with_replacement
+from itertools import combinations
 
 # The native evaluators behind phevaluator's public functions, called directly: the
 # public wrappers only convert each card with Card.to_id, which costs 5x the evaluation
@@ -91,7 +91,7 @@ _HIGH_BY_GAME: dict[str, Callable[[Sequence[int], Sequence[int]], int]] = {
 }
 
 
-def _high_function(game: str) -> Callable[[Sequence[int], Sequence[int]], int]:
+def high_function(game: str) -> Callable[[Sequence[int], Sequence[int]], int]:
     """Return the high evaluator of ``game``, refusing unknown games."""
     evaluate = _HIGH_BY_GAME.get(game)
     if evaluate is None:
@@ -116,7 +116,7 @@ def high_value(game: str, hole: Sequence[int], board: Sequence[int]) -> int:
     ``game`` is ``"holdem"`` (best five of hole and board, the board may play),
     ``"omaha"`` or ``"omaha8"`` (exactly two hole cards and exactly three board cards).
     """
-    return _high_function(game)(hole, board)
+    return high_function(game)(hole, board)
 
 
 def low_value(hole: Sequence[int], board: Sequence[int]) -> int | None:
@@ -142,7 +142,7 @@ def best_high_cards(game: str, hole: Sequence[int], board: Sequence[int]) -> tup
     Groups come before kickers (K K K 7 7, Q Q 9 5 2) and a five-high straight ends with
     its ace (5 4 3 2 A). Among equal hands the first found is returned.
     """
-    _high_function(game)  # refuses an unknown game
+    high_function(game)  # refuses an unknown game
     if game == "holdem":
         candidates: Iterator[tuple[int, ...]] = combinations((*hole, *board), 5)
     else:
@@ -175,19 +175,30 @@ def best_low_cards(hole: Sequence[int], board: Sequence[int]) -> tuple[int, ...]
 
 @cache
 def _high_hand_ranks() -> dict[int, tuple[int, ...]]:
-    """Map every high value to its five ranks, groups first, by evaluating each hand once."""
-    ranks_by_value: dict[int, tuple[int, ...]] = {}
-    for ranks in combinations_with_replacement(range(13), 5):
-        counts = Counter(ranks)
-        if max(counts.values()) == 5:
-            continue
-        # Suits 0,1,2,3,0 in rank order: equal ranks get different suits, never a flush.
-        value = _evaluate_5cards(*(rank * 4 + i % 4 for i, rank in enumerate(ranks)))
-        significant = sorted(ranks, key=lambda rank: (counts[rank], rank), reverse=True)
-        ranks_by_value[value] = tuple(significant)
-        if len(counts) == 5:
-            ranks_by_value[_evaluate_5cards(*(rank * 4 for rank in ranks))] = tuple(significant)
-    return ranks_by_value
+    """Map every high value to its five ranks, groups first.
+
+    Written out in phevaluator's order, best first, category by category (the test
+    ``test_high_hand_ranks_match_the_evaluator`` evaluates every entry): ten times
+    cheaper than evaluating every rank combination, which ``phh_replay`` paid at start-up.
+    """
+    down = range(12, -1, -1)
+    tops = [(t, t - 1, t - 2, t - 3, t - 4) for t in range(12, 3, -1)]
+    straights = [*tops, (_ACE, 3, 2, 1, 0)]
+    straight_set = set(straights)
+    no_pair = [r for r in combinations(down, 5) if r not in straight_set]
+    out: list[tuple[int, ...]] = list(straights)  # straight flushes
+    out += [(q, q, q, q, k) for q in down for k in down if k != q]
+    out += [(t, t, t, p, p) for t in down for p in down if p != t]
+    out += no_pair  # flushes
+    out += straights
+    for t in down:
+        out += [(t, t, t, *k) for k in combinations([r for r in down if r != t], 2)]
+    for high, low in combinations(down, 2):
+        out += [(high, high, low, low, k) for k in down if k not in (high, low)]
+    for p in down:
+        out += [(p, p, *k) for k in combinations([r for r in down if r != p], 3)]
+    out += no_pair  # high cards
+    return dict(enumerate(out, start=1))
 
 
 def _straight_top(ranks: tuple[int, ...]) -> str:
@@ -195,6 +206,7 @@ def _straight_top(ranks: tuple[int, ...]) -> str:
     return _RANK_NAMES[ranks[1] if ranks[0] == _ACE and ranks[1] == 3 else ranks[0]]
 
 
+@cache  # every shown hand is described; the same words come back from the cache
 def describe_high(value: int) -> str:
     """Return a high value in words, such as "a full house, Kings full of Sevens"."""
     if not 1 <= value <= HIGH_CARD_WORST:
@@ -222,6 +234,7 @@ def describe_high(value: int) -> str:
     return f"high card {_RANK_NAMES[top]}"
 
 
+@cache
 def describe_low(value: int) -> str:
     """Return a low value as its ranks from the highest down: "7,5,4,3,A".
 

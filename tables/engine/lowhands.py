@@ -1,4 +1,4 @@
-"""Lookup tables for Omaha 8-or-better low hands, built once at import (about 15 ms).
+"""Lookup tables for Omaha 8-or-better low hands (the big one precomputed in ``lowtable``).
 
 Only the ranks ace to eight count for a low, so a set of low ranks is an 8-bit mask:
 ace is bit 0, the deuce bit 1, ... the eight bit 7. Compared as integers, two masks of
@@ -14,6 +14,8 @@ value of the best low, or ``None`` when no low qualifies. Suits never matter, an
 cards in the hole or on the board simply share their rank bit.
 """
 
+import base64
+import zlib
 from itertools import combinations
 
 # Low-rank bit of every card id (see cards.py): ace -> bit 0, deuce -> bit 1 ... eight ->
@@ -42,7 +44,7 @@ def _lowest_three(mask: int) -> int:
     return picked
 
 
-def _build_omaha_low() -> tuple[int | None, ...]:
+def build_omaha_low() -> tuple[int | None, ...]:
     """Return the table of the best Omaha low for every (hole mask, board mask) pair."""
     lowest_three = [_lowest_three(mask) for mask in range(256)]
     # For two given hole ranks, the best low takes the three lowest other board ranks.
@@ -74,4 +76,35 @@ def _build_omaha_low() -> tuple[int | None, ...]:
     return tuple(table)
 
 
-OMAHA_LOW: tuple[int | None, ...] = _build_omaha_low()
+def pack_omaha_low(table: tuple[int | None, ...]) -> str:
+    """The text of ``lowtable.OMAHA_LOW_PACKED`` for ``table`` (None written as 0)."""
+    return base64.b64encode(zlib.compress(bytes(v or 0 for v in table), 9)).decode()
+
+
+def _unpack_omaha_low(packed: str) -> tuple[int | None, ...]:
+    """Inverse of :func:`pack_omaha_low`."""
+    value_or_none = (None, *range(1, len(LOW_MASKS) + 1))
+    return tuple(map(value_or_none.__getitem__, zlib.decompress(base64.b64decode(packed))))
+
+
+def _load_omaha_low() -> tuple[int | None, ...]:
+    # Decoding the precomputed table costs a tenth of building it (phh_replay's start-up).
+    from tables.engine.lowtable import OMAHA_LOW_PACKED
+
+    return _unpack_omaha_low(OMAHA_LOW_PACKED)
+
+
+OMAHA_LOW: tuple[int | None, ...] = _load_omaha_low()
+
+
+if __name__ == "__main__":  # regenerate lowtable.py: python -m tables.engine.lowhands
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    target = Path(__file__).with_name("lowtable.py")
+    head = target.read_text().split("OMAHA_LOW_PACKED = (")[0]
+    lines = textwrap.wrap(pack_omaha_low(build_omaha_low()), 84)
+    body = "".join(f'    "{line}"\n' for line in lines)
+    target.write_text(f"{head}OMAHA_LOW_PACKED = (\n{body})\n")
+    sys.stdout.write(f"wrote {target}\n")

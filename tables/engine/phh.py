@@ -56,7 +56,6 @@ from tables.engine import errors, phh_toml
 from tables.engine.actions import Action
 from tables.engine.cards import cards_str, parse_cards
 from tables.engine.config import Game, KillInfo, KillMode, Structure, TableConfig
-from tables.engine.deck import deck_commitment as compute_commitment
 from tables.engine.events import (
     Acted,
     Chopped,
@@ -199,35 +198,37 @@ def _actions(state: HandState, events: Sequence[Event], seat_number: dict[int, i
     showdown: list[str] = []
     runout_from: int | None = None  # index in ``lines`` where the run-out deals begin
     timed_out = False
+    # Event classes have no subclasses: an identity test per class costs less than isinstance.
     for e in events:
-        if isinstance(e, HoleCards):
+        cls = type(e)
+        if cls is HoleCards:
             lines.append(f"d dh p{seat_number[e.seat]} {cards_str(e.cards)}")
-        elif isinstance(e, DealtBoard):
+        elif cls is DealtBoard:
             if runout_from is None:
                 runout_from = len(lines)
             lines.append(f"d db {cards_str(e.cards)}")
-        elif isinstance(e, Posted) and e.kind in ("kill_blind", "overblind"):
+        elif cls is Posted and e.kind in ("kill_blind", "overblind"):
             label = "a kill blind" if e.kind == "kill_blind" else "an overblind"
             lines.append(f"# p{seat_number[e.seat]} posts {label} of {e.amount}")
-        elif isinstance(e, TimedOut):
+        elif cls is TimedOut:
             timed_out = True
-        elif isinstance(e, Protected):
+        elif cls is Protected:
             lines.append(
                 f"# p{seat_number[e.seat]} timeout: all-in protected with {e.amount_in} in"
             )
             timed_out = False
             runout_from = None
-        elif isinstance(e, Acted):
+        elif cls is Acted:
             verb = {"fold": "f", "check": "cc", "call": "cc"}.get(e.action)
             line = f"p{seat_number[e.seat]} " + (verb or f"cbr {e.street_total}")
             lines.append(line + (" # timeout" if timed_out else ""))
             timed_out = False
             runout_from = None
-        elif isinstance(e, Shown):
+        elif cls is Shown:
             showdown.append(f"p{seat_number[e.seat]} sm {cards_str(e.cards)}")
-        elif isinstance(e, Mucked):
+        elif cls is Mucked:
             showdown.append(f"p{seat_number[e.seat]} sm -")
-        elif isinstance(e, Chopped):
+        elif cls is Chopped:
             blinds = " and ".join(f"p{seat_number[s]}" for s in e.seats)
             lines.append(f"# chop: {blinds} take back their blinds")
     if state.runout and runout_from is not None:
@@ -288,8 +289,32 @@ class _Fraction:
         return f"{whole}.{part:04d}".rstrip("0").rstrip(".") + ("" if part else ".0")
 
 
+def _plain(text: Any) -> bool:
+    """A str that json.dumps writes as is between quotes (printable ASCII, no escapes)."""
+    return (
+        type(text) is str
+        and text.isascii()
+        and text.isprintable()
+        and '"' not in text
+        and "\\" not in text
+    )
+
+
 def _toml(value: Any) -> str:
     """TOML text of the few value types a PHH file holds."""
+    # Fast paths for the usual values (exact types; anything else takes the chain below):
+    # a file is mostly lists of ints and of plain strings.
+    kind = type(value)
+    if kind is int:
+        return str(value)
+    if _plain(value):
+        return f'"{value}"'  # what json.dumps writes for it
+    if kind is list:
+        if all([type(v) is int for v in value]):
+            return "[" + ", ".join(map(str, value)) + "]"
+        if all([_plain(v) for v in value]):
+            return '["' + '", "'.join(value) + '"]' if value else "[]"
+        return "[" + ", ".join([_toml(v) for v in value]) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | _Fraction):
@@ -477,7 +502,7 @@ def replay_phh(text: str) -> tuple[HandState, str]:
         elif verb == "cc" and len(words) == 2:
             if timeout:
                 action, expect = Action.timeout(seat), "check"
-            elif state.over or state.actor != seat or state.legal_actions().can_check:
+            elif _checks(state, seat):
                 action = Action.check(seat)
             else:
                 action = Action.call(seat)
@@ -497,6 +522,13 @@ def replay_phh(text: str) -> tuple[HandState, str]:
         salt=data.get("_salt"),
     )
     return state, export_phh(state, events, meta)
+
+
+def _checks(state: HandState, seat: int) -> bool:
+    """Whether a PHH "cc" of ``seat`` is a check: not their turn (the engine refuses it),
+    or ``legal_actions().can_check`` (asked without building the whole LegalActions)."""
+    i = state.actor_index
+    return i is None or state.over or state.seats[i] != seat or state._to_call(i) == 0
 
 
 def _apply(
@@ -568,8 +600,12 @@ def _deck(data: dict[str, Any], holes: dict[int, list[int]], board: list[int], n
         except ValueError as exc:
             raise PhhError(f"'_deck': {exc}") from None
         commitment, salt = data.get("_deck_commitment"), data.get("_salt")
-        if commitment and salt and compute_commitment(deck, salt) != commitment:
-            raise PhhError("'_deck' and '_salt' do not match '_deck_commitment'")
+        if commitment and salt:
+            # Imported here: only files with a commitment need hashlib (and deck's secrets).
+            from tables.engine.deck import deck_commitment as compute_commitment
+
+            if compute_commitment(deck, salt) != commitment:
+                raise PhhError("'_deck' and '_salt' do not match '_deck_commitment'")
         for p, k in enumerate(dealt_order):
             cards = holes.get(k, [])
             dealt = [deck[r * n + p] for r in range(len(cards))]

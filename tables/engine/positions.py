@@ -54,4 +54,18 @@ def blind_seats(button: int, dealt_in: Sequence[int]) -> tuple[int, int]:
 
 def clockwise_order(start: int, n: int) -> list[int]:
     """Indices ``0..n-1`` clockwise beginning with ``start``."""
-    return [(start + k) % n for k in range(n)]
+    return list(clockwise_tuple(start, n))
+
+
+def clockwise_tuple(start: int, n: int) -> tuple[int, ...]:
+    """:func:`clockwise_order` as a tuple, made once per table size (every hand asks)."""
+    if 0 <= start < n <= _MAX_PLAYERS:
+        return _CLOCKWISE[n][start]
+    return tuple([(start + k) % n for k in range(n)])
+
+
+_MAX_PLAYERS = 10
+_CLOCKWISE = [
+    [tuple([(start + k) % n for k in range(n)]) for start in range(n)]
+    for n in range(_MAX_PLAYERS + 1)
+]

@@ -74,8 +74,15 @@ def build_pots(
     >>> build_pots([1, 2, 3], [100, 300, 300], [True, True, True])
     [Pot(amount=300, eligible=(1, 2, 3)), Pot(amount=400, eligible=(2, 3))]
     """
-    players = list(zip(seats, contributed, in_hand, strict=True))
-    levels = sorted({c for _, c, live in players if live and c > 0})
+    n = len(seats)
+    if len(contributed) != n or len(in_hand) != n:
+        raise ValueError("seats, contributed and in_hand differ in length")
+    levels = sorted({c for c, live in zip(contributed, in_hand, strict=True) if live and c > 0})
+    if len(levels) == 1 and max(contributed) <= levels[0]:
+        # The usual pot: everyone still in put in the same, nobody more (no side pots).
+        level = levels[0]
+        eligible = [seats[k] for k in range(n) if in_hand[k] and contributed[k] == level]
+        return [Pot(sum(contributed), tuple(eligible))]
     pots: list[Pot] = []
     previous = 0
     for level in levels:
@@ -83,14 +90,15 @@ def build_pots(
         # still in with at least this level (only players above ``previous`` can be).
         amount = 0
         eligible = []
-        for seat, c, live in players:
+        for k in range(n):
+            c = contributed[k]
             if c > previous:
                 amount += (c if c < level else level) - previous
-                if live and c >= level:
-                    eligible.append(seat)
+                if c >= level and in_hand[k]:
+                    eligible.append(seats[k])
         pots.append(Pot(amount, tuple(eligible)))
         previous = level
-    leftover = sum(c - previous for c in contributed if c > previous)
+    leftover = sum([c - previous for c in contributed if c > previous])
     if leftover:
         if pots:
             last = pots[-1]

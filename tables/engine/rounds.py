@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from tables.engine import settle
 from tables.engine.betting import NEXT_STREET, Street
 from tables.engine.events import DealtBoard, Event, PotInfo, Pots, UncalledReturned
-from tables.engine.positions import clockwise_order
+from tables.engine.positions import clockwise_tuple
 from tables.engine.pots import build_pots, uncalled_excess
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def close_round(st: HandState, events: list[Event]) -> None:
     st.full_bets = 0
     st.acted = [False] * n
     st.aggressor = None
-    st.order = tuple(clockwise_order((st.seats.index(st.button) + 1) % n, n))
+    st.order = clockwise_tuple((st.seats.index(st.button) + 1) % n, n)
     st.actor_index = next_actor(st, None)
 
 

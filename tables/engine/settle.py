@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tables.engine.config import KillInfo, KillMode
-from tables.engine.evaluator import describe_high, describe_low, high_value, low_value
+from tables.engine.evaluator import describe_high, describe_low, high_function, low_value
 from tables.engine.events import Chopped, Event, HandEnded, Mucked, Raked, SeatAmount, Shown, Won
 from tables.engine.pots import Pot, build_pots, split_evenly, split_hi_lo
 from tables.engine.rake import contributed_rake, hand_rake, take_rake
@@ -120,14 +120,14 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
     hole = st.hole
     n = len(seats)
     live = [s != "folded" for s in st.status]
-    game = str(st.config.game)
+    high_value = high_function(str(st.config.game))  # (high_value with the game looked up once)
     hi_lo = st.config.game.hi_lo
     board = st.board
     highs: dict[int, int] = {}
     lows: dict[int, int | None] = {}
     for i in range(n):
         if live[i]:
-            highs[i] = high_value(game, hole[i], board)
+            highs[i] = high_value(hole[i], board)
             lows[i] = low_value(hole[i], board) if hi_lo else None
     if pots is None:
         pots = build_pots(seats, st.contributed, live)
@@ -266,17 +266,15 @@ def _result(
 ) -> HandResult:
     next_kill = None
     kill_mode = st.config.kill
-    total = sum(p.amount for p in pots)
-    if scooper is not None and kill_mode is not KillMode.NONE and total >= st.config.kill_min_pot:
+    if (
+        scooper is not None
+        and kill_mode is not KillMode.NONE
+        and sum([p.amount for p in pots]) >= st.config.kill_min_pot
+    ):
         next_kill = KillInfo(scooper, kill_mode)
+    # Positional: HandResult's fields in order (cheaper than keywords on every hand).
     return HandResult(
-        pots=tuple(pots),
-        rake=rake,
-        contributed_rake=tuple(shares),
-        winnings=tuple(winnings),
-        scooped_by=scooper,
-        next_kill=next_kill,
-        chopped=chopped,
+        tuple(pots), rake, tuple(shares), tuple(winnings), scooper, next_kill, chopped
     )
 
 
@@ -284,13 +282,13 @@ def _ended_event(st: HandState) -> HandEnded:
     result = st.result
     if result is None:  # pragma: no cover - set just before
         raise RuntimeError("hand result missing")
+    # Positional: HandEnded's fields in order (stacks, rake, winners, scooped_by,
+    # next_kill, chopped).
     return HandEnded(
-        stacks=tuple([SeatAmount(s, a) for s, a in zip(st.seats, st.stacks, strict=True)]),
-        rake=result.rake,
-        winners=tuple(
-            [SeatAmount(s, a) for s, a in zip(st.seats, result.winnings, strict=True) if a]
-        ),
-        scooped_by=result.scooped_by,
-        next_kill=result.next_kill,
-        chopped=result.chopped,
+        tuple([SeatAmount(s, a) for s, a in zip(st.seats, st.stacks, strict=True)]),
+        result.rake,
+        tuple([SeatAmount(s, a) for s, a in zip(st.seats, result.winnings, strict=True) if a]),
+        result.scooped_by,
+        result.next_kill,
+        result.chopped,
     )

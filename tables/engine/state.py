@@ -110,7 +110,7 @@ from tables.engine.events import (
     SeatInfo,
     TimedOut,
 )
-from tables.engine.positions import clockwise_order
+from tables.engine.positions import clockwise_order, clockwise_tuple
 from tables.engine.pots import Pot, build_pots
 from tables.engine.rounds import (
     ALL_IN,
@@ -554,24 +554,24 @@ def start_hand(
     antes = [0] * n
     status = [IN] * n
     events: list[Event] = [
-        HandStarted(
-            hand_id=hand_id,
-            button=button,
-            game=str(config.game),
-            structure=str(config.structure),
-            seats=tuple([SeatInfo(e.seat, e.player, e.stack) for e in entries]),
-            small_blind=config.small_blind,
-            big_blind=bb_amount,
-            ante=config.ante,
-            small_bet=limits.small_bet,
-            big_bet=limits.big_bet,
-            spread_min=limits.spread_min,
-            spread_max=limits.spread_max,
-            limit_multiplier=limits.multiplier,
-            kill=kill_in_force,
-            overblind_seat=None if overblinder is None else seat_numbers[overblinder],
-            straddle_seat=None if straddler is None else seat_numbers[straddler],
-            deck_commitment=deck_commitment,
+        HandStarted(  # its 17 fields in order: positional costs a third of keywords
+            hand_id,
+            button,
+            str(config.game),
+            str(config.structure),
+            tuple([SeatInfo(e.seat, e.player, e.stack) for e in entries]),
+            config.small_blind,
+            bb_amount,
+            config.ante,
+            limits.small_bet,
+            limits.big_bet,
+            limits.spread_min,
+            limits.spread_max,
+            limits.multiplier,
+            kill_in_force,
+            None if overblinder is None else seat_numbers[overblinder],  # overblind_seat
+            None if straddler is None else seat_numbers[straddler],  # straddle_seat
+            deck_commitment,
         )
     ]
 
@@ -589,7 +589,7 @@ def start_hand(
             status[j] = ALL_IN
         events.append(Posted(seat_numbers[j], kind, paid, stacks[j] == 0))
 
-    deal_order = clockwise_order(sb, n)
+    deal_order = clockwise_tuple(sb, n)
     if config.ante:
         for j in deal_order:
             post(j, "ante", config.ante, live=False)
@@ -693,6 +693,8 @@ def start_hand(
 
 
 _ALL_CARDS = frozenset(range(52))
+
+
 _seat_number = attrgetter("seat")
 
 

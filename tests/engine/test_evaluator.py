@@ -372,3 +372,26 @@ def test_ordering_agrees_with_pokerkit(game: str, deals: int) -> None:
 @pytest.mark.parametrize("game", ["holdem", "omaha", "omaha8"])
 def test_ordering_agrees_with_pokerkit_long(game: str) -> None:
     differential(game, 30000, seed=random.SystemRandom().randrange(2**32))
+
+
+def test_high_hand_ranks_match_the_evaluator() -> None:
+    """The written-out table of ranks per high value is phevaluator's own order."""
+    from tables.engine.evaluator import _high_hand_ranks
+
+    table = _high_hand_ranks()
+    assert len(table) == 7462
+    for value, ranks in table.items():
+        flush = value <= 10 or 323 <= value <= 1599
+        # Suits 0,1,2,3,0 in order give equal ranks different suits and never a flush.
+        cards = [rank * 4 + (0 if flush else k % 4) for k, rank in enumerate(ranks)]
+        assert evaluate_5cards(*cards) == value, (value, ranks)
+
+
+def test_packed_omaha_low_table_matches_a_fresh_build() -> None:
+    """lowtable.py (decoded at import) is exactly what lowhands builds."""
+    from tables.engine.lowhands import build_omaha_low, pack_omaha_low
+    from tables.engine.lowtable import OMAHA_LOW_PACKED
+
+    table = build_omaha_low()
+    assert table == OMAHA_LOW
+    assert pack_omaha_low(table) == OMAHA_LOW_PACKED
