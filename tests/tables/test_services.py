@@ -399,3 +399,47 @@ def test_an_auditor_cannot_take_a_seat(table):
     with pytest.raises(TableError) as info:
         sit(table, auditor, 1)
     assert info.value.code == "cannot_play"
+
+
+def test_the_daily_all_in_protection_limit_turns_protection_into_a_fold(table, stake):
+    from tables.models import ProtectionUse
+
+    stake.allin_protection_per_day = 1
+    stake.save()
+    players = [funded_player() for _ in range(3)]
+    for number, user in zip((1, 2, 3), players, strict=True):
+        sit(table, user, number)
+    deal(table)
+    hand, _ = current(table)
+    users = users_at(table)
+    # Seat 1 (button) folds; the small blind (seat 2), money in, would be protected...
+    play.hand_act(table_id=table.id, user=users[1], kind="fold")
+    hand.refresh_from_db()
+    # ...but was already protected once in the last 24 hours (RULES §5, finer point 8).
+    ProtectionUse.objects.create(player=users[2], hand=hand)
+    Hand.objects.filter(pk=hand.pk).update(turn_deadline="2000-01-01T00:00Z")
+    assert play.turn_timeout(table_id=table.id, hand_id=hand.id, turn=hand.turn_version)
+    timed_out = HandEvent.objects.get(hand=hand, type="timed_out")
+    assert (timed_out.data["seat"], timed_out.data["resolution"]) == (2, "fold")
+
+
+def test_a_player_back_from_sitting_out_waits_for_the_big_blind_like_a_newcomer(table):
+    a, b, c = funded_player(), funded_player(), funded_player()
+    for number, user in ((1, a), (2, b), (3, c)):
+        sit(table, user, number)
+    seating.seat_sit_out(table_id=table.id, user=c)
+    hand = deal(table)
+    assert 3 not in HandState.from_dict(hand.state).seats  # sitting out: not dealt in
+    play_passively(table)
+    seating.seat_sit_in(table_id=table.id, user=c)
+    assert Seat.objects.get(player=c).status == SeatStatus.WAITING
+    for _ in range(3):
+        hand = deal(table)
+        state = HandState.from_dict(hand.state)
+        if 3 in state.seats:
+            # Dealt in only when the big blind reaches seat 3.
+            assert state.seats[state.big_blind_index] == 3
+            break
+        play_passively(table)
+    else:
+        raise AssertionError("the big blind never reached the returning player")
