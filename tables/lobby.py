@@ -8,31 +8,33 @@ tables. Money stays integer cents; the `*_label` fields are for display only.
 """
 
 from collections import defaultdict
+from functools import partial
 from typing import Any
 
 from django.db.models import Count, F, Window
 from django.db.models.functions import RowNumber
 from django.urls import reverse
 
-from tables.models import Hand, HandStatus, Structure, Table, TableStatus
+from cashier.money import dollars as format_dollars
+from tables.models import Hand, HandStatus, StakeLevel, Structure, Table, TableStatus
 
 AVERAGE_POT_HANDS = 20
 LIMIT_STRUCTURES = {Structure.FIXED_LIMIT, Structure.SPREAD_LIMIT}
 
 
-def dollars(cents: int) -> str:
-    """Integer cents as dollars: 200000 -> "$2,000", 150 -> "$1.50", -25 -> "-$0.25"."""
-    sign = "-" if cents < 0 else ""
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}${whole:,}" if part == 0 else f"{sign}${whole:,}.{part:02d}"
+# The lobby writes whole amounts bare: "$1/$2", "$40 to $200".
+dollars = partial(format_dollars, compact=True)
 
 
-def stakes_label(*, structure: str, small_blind: int, big_blind: int, small_bet: int,
-                 big_bet: int) -> str:  # fmt: skip
+def stakes_label(stake: StakeLevel) -> str:
     """Blinds for pot- and no-limit ("$1/$2"), bets for the limit games ("$2/$4")."""
-    if structure in LIMIT_STRUCTURES:
-        return f"{dollars(small_bet)}/{dollars(big_bet)}"
-    return f"{dollars(small_blind)}/{dollars(big_blind)}"
+    if stake.structure in LIMIT_STRUCTURES:
+        return f"{dollars(stake.small_bet)}/{dollars(stake.big_bet)}"
+    return f"{dollars(stake.small_blind)}/{dollars(stake.big_blind)}"
+
+
+def buy_in_label(stake: StakeLevel) -> str:
+    return f"{dollars(stake.buy_in_min)} to {dollars(stake.buy_in_max)}"
 
 
 def table_average_pots(*, table_ids: list[int], hands: int = AVERAGE_POT_HANDS) -> dict[int, int]:
@@ -78,16 +80,10 @@ def lobby_tables() -> list[dict[str, Any]]:
                 "structure_label": stake.get_structure_display(),
                 "small_blind": stake.small_blind,
                 "big_blind": stake.big_blind,
-                "stakes_label": stakes_label(
-                    structure=stake.structure,
-                    small_blind=stake.small_blind,
-                    big_blind=stake.big_blind,
-                    small_bet=stake.small_bet,
-                    big_bet=stake.big_bet,
-                ),
+                "stakes_label": stakes_label(stake),
                 "buy_in_min": stake.buy_in_min,
                 "buy_in_max": stake.buy_in_max,
-                "buy_in_label": f"{dollars(stake.buy_in_min)} to {dollars(stake.buy_in_max)}",
+                "buy_in_label": buy_in_label(stake),
                 "seated": table.seated,
                 "seats": table.seats,
                 "average_pot": average,

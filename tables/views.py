@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET
 
 from accounts.selectors import user_can_play
 from cashier.selectors import wallet_balance
-from tables.lobby import dollars, lobby_tables, stakes_label
+from tables.lobby import buy_in_label, lobby_tables, stakes_label
 from tables.models import Table
 
 LOBBY_POLL_SECONDS = 5
@@ -53,14 +53,8 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
     context = {
         "table": table,
         "stake": stake,
-        "stakes_label": stakes_label(
-            structure=stake.structure,
-            small_blind=stake.small_blind,
-            big_blind=stake.big_blind,
-            small_bet=stake.small_bet,
-            big_bet=stake.big_bet,
-        ),
-        "buy_in_label": f"{dollars(stake.buy_in_min)} to {dollars(stake.buy_in_max)}",
+        "stakes_label": stakes_label(stake),
+        "buy_in_label": buy_in_label(stake),
         "config": config,
     }
     return render(request, "tables/table.html", context)

@@ -29,8 +29,10 @@ blind``, ``posts overblind``, ``has timed out``, ``is all-in protected``, ``take
 """
 
 import datetime
+from functools import partial
 from zoneinfo import ZoneInfo
 
+from cashier.money import dollars as format_dollars
 from tables.engine.cards import card_str
 from tables.engine.events import (
     Acted,
@@ -62,10 +64,8 @@ POST_WORDS = {
 STREET_TITLES = {"flop": "Flop", "turn": "Turn", "river": "River"}
 
 
-def dollars(cents: int) -> str:
-    """``$1`` for 100 cents, ``$0.50`` for 50, ``$12.05`` for 1205."""
-    whole, part = divmod(cents, 100)
-    return f"${whole}" if part == 0 else f"${whole}.{part:02d}"
+# PokerStars writes "$1", "$0.50", "$2000": whole amounts bare, no thousands commas.
+dollars = partial(format_dollars, compact=True, grouped=False)
 
 
 def eastern_time(when: datetime.datetime) -> str:
