@@ -1,6 +1,6 @@
 """Pure-Python poker engine of the room: cards, decks, hand values, betting and pots.
 
-Nothing in this package imports Django; it takes and returns plain ints and dataclasses.
+Nothing in this package imports Django; it takes and returns plain ints, records and dataclasses.
 """
 
 # Public API of the hand state machine (tables/engine/state.py has the design notes).
@@ -22,6 +22,7 @@ from tables.engine.state import (
     PlayerStatus,
     SeatEntry,
     apply,
+    apply_in_place,
     start_hand,
 )
 
@@ -43,6 +44,7 @@ __all__ = [
     "Structure",
     "TableConfig",
     "apply",
+    "apply_in_place",
     "blind_seats",
     "default_small_blind",
     "event_from_dict",

@@ -1,4 +1,4 @@
-"""Events of a hand: frozen dataclasses, JSON-able, each with a visibility rule.
+"""Events of a hand: immutable records, JSON-able, each with a visibility rule.
 
 Every transition of :mod:`tables.engine.state` returns the list of events it caused, in
 order. The table layer stores them (the immutable hand record of RULES.md section 9),
@@ -17,61 +17,55 @@ Visibility: ``visible_to(seat)`` answers for a seated player (``seat``) or a spe
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from tables.engine.cards import card_str, parse_card
 from tables.engine.config import KillInfo
-from tables.engine.records import fast_init
+from tables.engine.records import Record
 
-_CARDS = {"cards": True}
-_KILL = {"kill": True}
-
-
-def _nested(cls: type) -> dict[str, type]:
-    return {"nested": cls}
+#: How a field is written in JSON when it is not a plain value (see Event.json_fields).
+CARDS = "cards"  # a tuple of card ids, written as two-character codes
+KILL = "kill"  # a KillInfo or None, written as its dict
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class SeatInfo:
+class SeatInfo(Record):
     """A seat dealt in: number, player id and stack at the start of the hand."""
+
+    __slots__ = ()
 
     seat: int
     player: str
     stack: int
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class SeatAmount:
+class SeatAmount(Record):
     """An amount of chips attached to a seat (stacks, winnings, rake shares)."""
+
+    __slots__ = ()
 
     seat: int
     amount: int
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class PotInfo:
+class PotInfo(Record):
     """A pot and the seats that can win it."""
+
+    __slots__ = ()
 
     amount: int
     eligible: tuple[int, ...]
 
 
-_RECORDS: dict[type, tuple[str, ...]] = {
-    SeatInfo: ("seat", "player", "stack"),
-    SeatAmount: ("seat", "amount"),
-    PotInfo: ("amount", "eligible"),
-}
+class Event(Record):
+    """Base class. Subclasses set ``type`` and may override :meth:`visible_to`.
 
+    ``json_fields`` names the fields that are not written as they are: :data:`CARDS`,
+    :data:`KILL`, or a record class for a tuple of those records (written as dicts).
+    """
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """Base class. Subclasses set ``type`` and may override :meth:`visible_to`."""
-
+    __slots__ = ()
     type: ClassVar[str] = "event"
+    json_fields: ClassVar[dict[str, Any]] = {}
 
     def visible_to(self, seat: int | None) -> bool:
         """True when the player at ``seat`` (None: a spectator) may see this event."""
@@ -80,56 +74,60 @@ class Event:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form with a ``"type"`` key."""
         out: dict[str, Any] = {"type": self.type}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.metadata.get("cards"):
+        codecs = self.json_fields
+        for name, value in zip(self.fields, self, strict=True):
+            codec = codecs.get(name)
+            if codec is None:
+                value = list(value) if isinstance(value, tuple) else value
+            elif codec == CARDS:
                 value = [card_str(c) for c in value]
-            elif "nested" in f.metadata:
-                keys = _RECORDS[f.metadata["nested"]]
+            elif codec == KILL:
+                value = None if value is None else value.to_dict()
+            else:  # a tuple of records
                 value = [
-                    {k: (list(v) if isinstance(v := getattr(r, k), tuple) else v) for k in keys}
+                    {
+                        k: (list(v) if isinstance(v, tuple) else v)
+                        for k, v in zip(r.fields, r, strict=True)
+                    }
                     for r in value
                 ]
-            elif f.metadata.get("kill"):
-                value = None if value is None else value.to_dict()
-            elif isinstance(value, tuple):
-                value = list(value)
-            out[f.name] = value
+            out[name] = value
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Event:
         """Inverse of :meth:`to_dict` (use :func:`event_from_dict` to dispatch on type)."""
-        kwargs: dict[str, Any] = {}
-        for f in fields(cls):
-            value = d[f.name]
-            if f.metadata.get("cards"):
+        values: list[Any] = []
+        codecs = cls.json_fields
+        for name in cls.fields:
+            value = d[name]
+            codec = codecs.get(name)
+            if codec is None:
+                value = tuple(value) if isinstance(value, list) else value
+            elif codec == CARDS:
                 value = tuple(parse_card(c) for c in value)
-            elif "nested" in f.metadata:
-                record = f.metadata["nested"]
+            elif codec == KILL:
+                value = None if value is None else KillInfo.from_dict(value)
+            else:
                 value = tuple(
-                    record(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in r.items()})
+                    codec(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in r.items()})
                     for r in value
                 )
-            elif f.metadata.get("kill"):
-                value = None if value is None else KillInfo.from_dict(value)
-            elif isinstance(value, list):
-                value = tuple(value)
-            kwargs[f.name] = value
-        return cls(**kwargs)
+            values.append(value)
+        return cls(*values)
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class HandStarted(Event):
     """A hand begins. ``limits`` are those in force (after a kill or overblind)."""
 
+    __slots__ = ()
     type: ClassVar[str] = "hand_started"
+    json_fields: ClassVar[dict[str, Any]] = {"seats": SeatInfo, "kill": KILL}
     hand_id: str
     button: int
     game: str
     structure: str
-    seats: tuple[SeatInfo, ...] = field(metadata=_nested(SeatInfo))
+    seats: tuple[SeatInfo, ...]
     small_blind: int
     big_blind: int
     ante: int
@@ -138,18 +136,17 @@ class HandStarted(Event):
     spread_min: int
     spread_max: int
     limit_multiplier: str
-    kill: KillInfo | None = field(metadata=_KILL)
+    kill: KillInfo | None
     overblind_seat: int | None
     straddle_seat: int | None
     deck_commitment: str | None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class Posted(Event):
     """A forced bet: ante, small_blind, big_blind, newcomer_big_blind, straddle,
     kill_blind or overblind. Antes are dead money; the others are live bets."""
 
+    __slots__ = ()
     type: ClassVar[str] = "posted"
     seat: int
     kind: str
@@ -157,36 +154,35 @@ class Posted(Event):
     all_in: bool
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class HoleCards(Event):
     """A player's hole cards. Private: only the owner sees this event."""
 
+    __slots__ = ()
     type: ClassVar[str] = "hole_cards"
+    json_fields: ClassVar[dict[str, Any]] = {"cards": CARDS}
     seat: int
-    cards: tuple[int, ...] = field(metadata=_CARDS)
+    cards: tuple[int, ...]
 
     def visible_to(self, seat: int | None) -> bool:
         """Only the owner of the cards."""
         return seat == self.seat
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class DealtBoard(Event):
     """Board cards of a street (flop: 3, turn: 1, river: 1)."""
 
+    __slots__ = ()
     type: ClassVar[str] = "dealt_board"
+    json_fields: ClassVar[dict[str, Any]] = {"cards": CARDS}
     street: str
-    cards: tuple[int, ...] = field(metadata=_CARDS)
+    cards: tuple[int, ...]
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class Acted(Event):
     """A player's decision. ``amount`` = chips added now, ``street_total`` = their
     commitment this street afterwards. ``action`` is fold, check, call, bet or raise."""
 
+    __slots__ = ()
     type: ClassVar[str] = "acted"
     seat: int
     action: str
@@ -195,73 +191,68 @@ class Acted(Event):
     all_in: bool
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class TimedOut(Event):
     """A player's time ran out; ``resolution`` is check, protected or fold (RULES 5)."""
 
+    __slots__ = ()
     type: ClassVar[str] = "timed_out"
     seat: int
     resolution: str
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class Protected(Event):
     """All-in protection: the seat stays in for the ``amount_in`` it has put in."""
 
+    __slots__ = ()
     type: ClassVar[str] = "protected"
     seat: int
     amount_in: int
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class UncalledReturned(Event):
     """The uncalled part of a bet goes back to its bettor."""
 
+    __slots__ = ()
     type: ClassVar[str] = "uncalled_returned"
     seat: int
     amount: int
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class Pots(Event):
     """The pots at the end of a betting round (or of the hand, before rake)."""
 
+    __slots__ = ()
     type: ClassVar[str] = "pots"
+    json_fields: ClassVar[dict[str, Any]] = {"pots": PotInfo}
     street: str
-    pots: tuple[PotInfo, ...] = field(metadata=_nested(PotInfo))
+    pots: tuple[PotInfo, ...]
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class Shown(Event):
     """A hand turned face up at showdown with its descriptions (``low`` None if none)."""
 
+    __slots__ = ()
     type: ClassVar[str] = "shown"
+    json_fields: ClassVar[dict[str, Any]] = {"cards": CARDS}
     seat: int
-    cards: tuple[int, ...] = field(metadata=_CARDS)
+    cards: tuple[int, ...]
     high: str
     low: str | None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class Mucked(Event):
     """A losing hand thrown away unseen (the hand history keeps the cards for auditors)."""
 
+    __slots__ = ()
     type: ClassVar[str] = "mucked"
     seat: int
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class Won(Event):
     """``amount`` of pot number ``pot`` (0 = main) to ``seat``. ``share`` is "high",
     "low" or None (the whole pot, or uncontested); ``description`` None if not shown."""
 
+    __slots__ = ()
     type: ClassVar[str] = "won"
     seat: int
     pot: int
@@ -270,37 +261,41 @@ class Won(Event):
     description: str | None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class Raked(Event):
     """The hand's rake and each seat's contributed share of it."""
 
+    __slots__ = ()
     type: ClassVar[str] = "rake"
+    json_fields: ClassVar[dict[str, Any]] = {"contributed": SeatAmount}
     amount: int
-    contributed: tuple[SeatAmount, ...] = field(metadata=_nested(SeatAmount))
+    contributed: tuple[SeatAmount, ...]
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class Chopped(Event):
     """The blinds chopped: every forced bet and ante went back to its owner, no rake."""
 
+    __slots__ = ()
     type: ClassVar[str] = "chopped"
+    json_fields: ClassVar[dict[str, Any]] = {"returned": SeatAmount}
     seats: tuple[int, ...]
-    returned: tuple[SeatAmount, ...] = field(metadata=_nested(SeatAmount))
+    returned: tuple[SeatAmount, ...]
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
 class HandEnded(Event):
     """Final stacks, rake, net winnings per winner, the scooper and the next hand's kill."""
 
+    __slots__ = ()
     type: ClassVar[str] = "hand_ended"
-    stacks: tuple[SeatAmount, ...] = field(metadata=_nested(SeatAmount))
+    json_fields: ClassVar[dict[str, Any]] = {
+        "stacks": SeatAmount,
+        "winners": SeatAmount,
+        "next_kill": KILL,
+    }
+    stacks: tuple[SeatAmount, ...]
     rake: int
-    winners: tuple[SeatAmount, ...] = field(metadata=_nested(SeatAmount))
+    winners: tuple[SeatAmount, ...]
     scooped_by: int | None
-    next_kill: KillInfo | None = field(metadata=_KILL)
+    next_kill: KillInfo | None
     chopped: bool
 
 

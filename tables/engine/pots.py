@@ -16,16 +16,16 @@ order). Pots name their eligible players by *seat number* so they can be shown a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
-from tables.engine.records import fast_init
+from tables.engine.records import Record
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Pot:
+class Pot(Record):
     """One pot: its amount and the seats that can win it."""
+
+    __slots__ = ()
 
     amount: int
     eligible: tuple[int, ...]
@@ -50,16 +50,12 @@ def uncalled_excess(contributed: Sequence[int]) -> tuple[int, int] | None:
     >>> uncalled_excess([300, 300, 50]) is None
     True
     """
-    top = second = -1
-    top_index = -1
-    for i, amount in enumerate(contributed):
-        if amount > top:
-            second, top, top_index = top, amount, i
-        elif amount > second:
-            second = amount
-    if top_index < 0 or top <= second:
+    if len(contributed) < 2:
+        return (0, contributed[0]) if contributed else None
+    second, top = sorted(contributed)[-2:]  # in C: cheaper than a loop for ten players
+    if top == second:
         return None
-    return top_index, top - max(second, 0)
+    return contributed.index(top), top - second
 
 
 def build_pots(
@@ -77,12 +73,11 @@ def build_pots(
     n = len(seats)
     if len(contributed) != n or len(in_hand) != n:
         raise ValueError("seats, contributed and in_hand differ in length")
-    levels = sorted({c for c, live in zip(contributed, in_hand, strict=True) if live and c > 0})
-    if len(levels) == 1 and max(contributed) <= levels[0]:
+    top = max(contributed)
+    if top > 0 and min(compress(contributed, in_hand), default=0) == top:
         # The usual pot: everyone still in put in the same, nobody more (no side pots).
-        level = levels[0]
-        eligible = [seats[k] for k in range(n) if in_hand[k] and contributed[k] == level]
-        return [Pot(sum(contributed), tuple(eligible))]
+        return [Pot.of((sum(contributed), tuple(compress(seats, in_hand))))]
+    levels = sorted({c for c, live in zip(contributed, in_hand, strict=True) if live and c > 0})
     pots: list[Pot] = []
     previous = 0
     for level in levels:
@@ -96,16 +91,16 @@ def build_pots(
                 amount += (c if c < level else level) - previous
                 if c >= level and in_hand[k]:
                     eligible.append(seats[k])
-        pots.append(Pot(amount, tuple(eligible)))
+        pots.append(Pot.of((amount, tuple(eligible))))
         previous = level
     leftover = sum([c - previous for c in contributed if c > previous])
     if leftover:
         if pots:
             last = pots[-1]
-            pots[-1] = Pot(last.amount + leftover, last.eligible)
+            pots[-1] = Pot.of((last.amount + leftover, last.eligible))
         else:
             live_seats = tuple(s for s, live in zip(seats, in_hand, strict=True) if live)
-            pots.append(Pot(leftover, live_seats))
+            pots.append(Pot.of((leftover, live_seats)))
     return pots
 
 

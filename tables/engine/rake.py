@@ -47,7 +47,7 @@ def take_rake(pots: Sequence[Pot], rake: int) -> list[Pot]:
     for pot in pots:
         taken = min(left, pot.amount)
         left -= taken
-        out.append(Pot(pot.amount - taken, pot.eligible))
+        out.append(Pot.of((pot.amount - taken, pot.eligible)))
     if left:
         raise ValueError("rake larger than the pots")
     return out

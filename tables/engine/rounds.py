@@ -35,15 +35,6 @@ ALL_IN = PlayerStatus.ALL_IN
 PROTECTED = PlayerStatus.PROTECTED
 
 
-def put_chips(st: HandState, i: int, amount: int) -> None:
-    """Move ``amount`` from player ``i``'s stack into the current street."""
-    st.stacks[i] -= amount
-    st.committed[i] += amount
-    st.contributed[i] += amount
-    if st.stacks[i] == 0:
-        st.status[i] = ALL_IN
-
-
 def next_actor(st: HandState, after: int | None) -> int | None:
     """The next player in the round's order who must act, after ``after`` (None: first).
 
@@ -56,22 +47,22 @@ def next_actor(st: HandState, after: int | None) -> int | None:
     live = len(status) - status.count(FOLDED)
     if live < 2:
         return None
-    # Counted in C: in almost every round two or more players can still act.
-    able = status.count(IN)
-    committed = st.committed
-    acted = st.acted
-    to_match = st.to_match
     order = st.order
-    n = len(order)
-    start = 0 if after is None else order.index(after) + 1
-    for k in range(n):
-        j = order[(start + k) % n]
-        if status[j] is not IN:
-            continue
-        if able > 1:
-            if not acted[j] or committed[j] < to_match:
+    if after is not None:  # the round's order, starting after ``after``
+        start = order.index(after) + 1
+        order = order[start:] + order[:start]
+    acted = st.acted
+    committed = st.committed
+    to_match = st.to_match
+    # Counted in C: in almost every round two or more players can still act.
+    if status.count(IN) > 1:
+        for j in order:
+            if status[j] is IN and (not acted[j] or committed[j] < to_match):
                 return j
-        else:  # nobody else can act: call the largest other commitment or not
+        return None
+    # Nobody else can act: call the largest other commitment or not.
+    for j in order:
+        if status[j] is IN:
             max_other = max(
                 (c for m, c in enumerate(committed) if m != j and status[m] is not FOLDED),
                 default=0,
@@ -101,12 +92,13 @@ def close_round(st: HandState, events: list[Event]) -> None:
         st.stacks[j] += amount
         if st.status[j] is ALL_IN:
             st.status[j] = IN  # chips behind again (betting is over for them anyway)
-        events.append(UncalledReturned(st.seats[j], amount))
+        events.append(UncalledReturned.of((st.seats[j], amount)))
     n = len(st.seats)
     st.committed = [0] * n
     live = [s is not FOLDED for s in st.status]
     pots = build_pots(st.seats, st.contributed, live)
-    events.append(Pots(str(st.street), tuple([PotInfo(p.amount, p.eligible) for p in pots])))
+    # A Pot and a PotInfo hold the same two values: the event copies them.
+    events.append(Pots.of((str(st.street), tuple(map(PotInfo.of, pots)))))
     # Settling gets these pots: nobody's contribution changes from here to the payouts.
     if sum(live) == 1:
         settle.finish_uncontested(st, events, pots)
@@ -137,4 +129,4 @@ def deal_street(st: HandState, street: Street, events: list[Event]) -> None:
     cards = st.deck[start : start + street.board_cards - len(st.board)]
     st.board.extend(cards)
     st.street = street
-    events.append(DealtBoard(str(street), tuple(cards)))
+    events.append(DealtBoard.of((str(street), tuple(cards))))

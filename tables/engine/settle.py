@@ -21,7 +21,7 @@ the table's kill setting (never compounding).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from operator import add
 from typing import TYPE_CHECKING, Any
 
 from tables.engine.config import KillInfo, KillMode
@@ -29,20 +29,20 @@ from tables.engine.evaluator import describe_high, describe_low, high_function, 
 from tables.engine.events import Chopped, Event, HandEnded, Mucked, Raked, SeatAmount, Shown, Won
 from tables.engine.pots import Pot, build_pots, split_evenly, split_hi_lo
 from tables.engine.rake import contributed_rake, hand_rake, take_rake
-from tables.engine.records import fast_init
+from tables.engine.records import Record
 
 if TYPE_CHECKING:
     from tables.engine.state import HandState
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class HandResult:
+class HandResult(Record):
     """How the hand was settled. Per-player tuples are in seat order (``state.seats``).
 
     ``pots`` are the final pots before rake; ``winnings`` the chips each player received
     from the pots; ``next_kill`` the kill for the next hand (if the table plays kills).
     """
+
+    __slots__ = ()
 
     pots: tuple[Pot, ...]
     rake: int
@@ -84,9 +84,11 @@ def _rake(st: HandState, pots: list[Pot], events: list[Event]) -> tuple[list[Pot
     rake = hand_rake(st.config, total, players_dealt_in=len(st.seats), flop_seen=len(st.board) >= 3)
     shares = contributed_rake(rake, st.seats, st.contributed, st.button)
     events.append(
-        Raked(
-            rake,
-            tuple([SeatAmount(s, a) for s, a in zip(st.seats, shares, strict=True) if a]),
+        Raked.of(
+            (
+                rake,
+                tuple([SeatAmount.of(sa) for sa in zip(st.seats, shares, strict=True) if sa[1]]),
+            )
         )
     )
     return (take_rake(pots, rake) if rake else pots), rake, shares
@@ -107,7 +109,7 @@ def finish_uncontested(st: HandState, events: list[Event], pots: list[Pot] | Non
     for k, pot in enumerate(raked):
         if pot.amount:
             winnings[winner] += pot.amount
-            events.append(Won(seat, k, pot.amount, None, None))
+            events.append(Won.of((seat, k, pot.amount, None, None)))
     _finish(st, events, pots, rake, shares, winnings, scooper=seat)
 
 
@@ -150,9 +152,9 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
             low = lows[i]
             high_text[i] = describe_high(highs[i])
             low_text[i] = None if low is None else describe_low(low)
-            events.append(Shown(seats[i], hole[i], high_text[i], low_text[i]))
+            events.append(Shown.of((seats[i], hole[i], high_text[i], low_text[i])))
         else:
-            events.append(Mucked(seats[i]))
+            events.append(Mucked.of((seats[i],)))
 
     raked, rake, shares = _rake(st, pots, events)
     winnings = [0] * n
@@ -184,7 +186,7 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
                 i = seats.index(seat)
                 winnings[i] += won
                 description = low_text[i] if share == "low" else high_text[i]
-                events.append(Won(seat, k, won, share, description))
+                events.append(Won.of((seat, k, won, share, description)))
     # Finer point 5: a scoop is one player winning every pot of the hand whole.
     scooper = whole_winners.pop() if len(whole_winners) == 1 else None
     _finish(st, events, pots, rake, shares, winnings, scooper=scooper)
@@ -222,12 +224,12 @@ def chop(st: HandState, events: list[Event]) -> None:
     for i, amount in enumerate(st.contributed):
         if amount:
             st.stacks[i] += amount
-            returned.append(SeatAmount(st.seats[i], amount))
+            returned.append(SeatAmount.of((st.seats[i], amount)))
     n = len(st.seats)
     st.contributed = [0] * n
     st.committed = [0] * n
     sb, bb = st.small_blind_index, st.big_blind_index
-    events.append(Chopped((st.seats[sb], st.seats[bb]), tuple(returned)))
+    events.append(Chopped.of(((st.seats[sb], st.seats[bb]), tuple(returned))))
     st.actor_index = None
     st.over = True
     st.result = _result(st, [], 0, [0] * n, [0] * n, None, chopped=True)
@@ -245,8 +247,7 @@ def _finish(
     scooper: int | None,
 ) -> None:
     """Pay the winnings, record the result and emit ``hand_ended``."""
-    for i, amount in enumerate(winnings):
-        st.stacks[i] += amount
+    st.stacks = list(map(add, st.stacks, winnings))
     st.actor_index = None
     st.over = True
     st.committed = [0] * len(st.seats)
@@ -272,9 +273,9 @@ def _result(
         and sum([p.amount for p in pots]) >= st.config.kill_min_pot
     ):
         next_kill = KillInfo(scooper, kill_mode)
-    # Positional: HandResult's fields in order (cheaper than keywords on every hand).
-    return HandResult(
-        tuple(pots), rake, tuple(shares), tuple(winnings), scooper, next_kill, chopped
+    # HandResult's fields in order.
+    return HandResult.of(
+        (tuple(pots), rake, tuple(shares), tuple(winnings), scooper, next_kill, chopped)
     )
 
 
@@ -282,13 +283,16 @@ def _ended_event(st: HandState) -> HandEnded:
     result = st.result
     if result is None:  # pragma: no cover - set just before
         raise RuntimeError("hand result missing")
-    # Positional: HandEnded's fields in order (stacks, rake, winners, scooped_by,
-    # next_kill, chopped).
-    return HandEnded(
-        tuple([SeatAmount(s, a) for s, a in zip(st.seats, st.stacks, strict=True)]),
-        result.rake,
-        tuple([SeatAmount(s, a) for s, a in zip(st.seats, result.winnings, strict=True) if a]),
-        result.scooped_by,
-        result.next_kill,
-        result.chopped,
+    # HandEnded's fields in order: stacks, rake, winners, scooped_by, next_kill, chopped.
+    return HandEnded.of(
+        (
+            tuple(map(SeatAmount.of, zip(st.seats, st.stacks, strict=True))),
+            result.rake,
+            tuple(
+                [SeatAmount.of(sa) for sa in zip(st.seats, result.winnings, strict=True) if sa[1]]
+            ),
+            result.scooped_by,
+            result.next_kill,
+            result.chopped,
+        )
     )

@@ -11,6 +11,8 @@ table layer (``tables/services``) owns persistence, timing, seating and broadcas
   caused; the input is never mutated (a state is copied list by list, never deep-copied,
   which keeps ~thousands of hands per second). Illegal actions raise a subclass of
   :class:`~tables.engine.errors.IllegalAction` before anything is copied.
+  ``apply_in_place(state, action)`` is the same transition for a caller that owns the
+  state and has no use for the old one (it skips the copy and returns the events).
 * **verify / can / do** (pokerkit's triad): ``state.legal_actions()`` is what the UI
   offers, ``state.verify(action)`` raises the precise error, ``state.can(action)`` is its
   boolean, and ``apply`` verifies then does. The bounds offered are exactly the bounds
@@ -121,7 +123,6 @@ from tables.engine.rounds import (
     advance,
     close_round,
     next_actor,
-    put_chips,
 )
 from tables.engine.settle import HandResult
 
@@ -506,13 +507,14 @@ def start_hand(
     if len(set(seat_numbers)) != n:
         raise errors.SetupError("A seat is dealt in twice.")
     stacks = [e.stack for e in entries]
+    players = tuple([e.player for e in entries])
     if min(stacks) <= 0:
         raise errors.SetupError("Every player dealt in needs chips.")
     starting_stacks = tuple(stacks)
     if button not in seat_numbers:
         raise errors.SetupError(f"The button seat {button} is not dealt in.")
     deck_t = tuple(deck)
-    if len(deck_t) != 52 or set(deck_t) != _ALL_CARDS:
+    if sorted(deck_t) != _ALL_CARDS:  # sorting 52 ints costs less than a set
         raise errors.SetupError("The deck must hold each of the 52 cards once.")
 
     b = seat_numbers.index(button)
@@ -554,24 +556,26 @@ def start_hand(
     antes = [0] * n
     status = [IN] * n
     events: list[Event] = [
-        HandStarted(  # its 17 fields in order: positional costs a third of keywords
-            hand_id,
-            button,
-            str(config.game),
-            str(config.structure),
-            tuple([SeatInfo(e.seat, e.player, e.stack) for e in entries]),
-            config.small_blind,
-            bb_amount,
-            config.ante,
-            limits.small_bet,
-            limits.big_bet,
-            limits.spread_min,
-            limits.spread_max,
-            limits.multiplier,
-            kill_in_force,
-            None if overblinder is None else seat_numbers[overblinder],  # overblind_seat
-            None if straddler is None else seat_numbers[straddler],  # straddle_seat
-            deck_commitment,
+        HandStarted.of(  # its 17 fields, in order
+            (
+                hand_id,
+                button,
+                str(config.game),
+                str(config.structure),
+                tuple(map(SeatInfo.of, zip(seat_numbers, players, stacks, strict=True))),
+                config.small_blind,
+                bb_amount,
+                config.ante,
+                limits.small_bet,
+                limits.big_bet,
+                limits.spread_min,
+                limits.spread_max,
+                limits.multiplier,
+                kill_in_force,
+                None if overblinder is None else seat_numbers[overblinder],  # overblind_seat
+                None if straddler is None else seat_numbers[straddler],  # straddle_seat
+                deck_commitment,
+            )
         )
     ]
 
@@ -587,7 +591,7 @@ def start_hand(
             antes[j] += paid
         if stacks[j] == 0:
             status[j] = ALL_IN
-        events.append(Posted(seat_numbers[j], kind, paid, stacks[j] == 0))
+        events.append(Posted.of((seat_numbers[j], kind, paid, stacks[j] == 0)))
 
     deal_order = clockwise_tuple(sb, n)
     if config.ante:
@@ -624,7 +628,7 @@ def start_hand(
     hole: list[tuple[int, ...]] = [()] * n
     for p, j in enumerate(deal_order):
         hole[j] = deck_t[p:dealt:n]
-        events.append(HoleCards(seat_numbers[j], hole[j]))
+    events.extend(map(HoleCards.of, [(seat_numbers[j], hole[j]) for j in deal_order]))
 
     # Preflop order and bet levels.
     first = ((straddler if straddler is not None else bb) + 1) % n
@@ -654,7 +658,7 @@ def start_hand(
     state.hand_id = hand_id
     state.button = button
     state.seats = seat_numbers
-    state.players = tuple([e.player for e in entries])
+    state.players = players
     state.starting_stacks = starting_stacks
     state.auto_muck = tuple([e.auto_muck for e in entries])
     state.hole = tuple(hole)
@@ -692,7 +696,7 @@ def start_hand(
     return state, events
 
 
-_ALL_CARDS = frozenset(range(52))
+_ALL_CARDS = list(range(52))
 
 
 _seat_number = attrgetter("seat")
@@ -710,13 +714,35 @@ def apply(state: HandState, action: Action) -> tuple[HandState, list[Event]]:
     the action is not allowed. Closing a round advances the hand as far as it goes
     without a decision (next street, run-out, showdown, settlement).
     """
+    to_call = _accept(state, action)
+    st = state.copy()
+    return st, _perform(st, action, to_call)
+
+
+def apply_in_place(state: HandState, action: Action) -> list[Event]:
+    """:func:`apply` for a caller that owns ``state`` and needs no copy: it becomes the
+    new state. An illegal action raises before anything changes, as for :func:`apply`.
+
+    For code that loads a state only to move it on (the table services, ``phh_replay``):
+    copying the state is a tenth of the cost of an action.
+    """
+    return _perform(state, action, _accept(state, action))
+
+
+def _accept(state: HandState, action: Action) -> int:
+    """Raise the precise IllegalAction unless ``action`` is allowed; else the amount to
+    call (before the stack cap)."""
     i = state.actor_index
     if i is None or state.over or action.seat != state.seats[i]:
         state.verify(action)  # raises HandOver or NotYourTurn
         raise errors.HandOver("The hand is over.")  # pragma: no cover - verify raised
     # Accept exactly what verify() accepts, without building a LegalActions (this runs on
     # every action); a refused action goes through verify() for its precise error.
-    to_call = state._to_call(i)
+    if state.status.count(IN) > 1:  # the actor is in: someone else can act too
+        to_call = state.to_match - state.committed[i]
+        to_call = to_call if to_call > 0 else 0
+    else:
+        to_call = state._to_call(i)
     kind = action.kind
     if kind is ActionKind.BET_RAISE:
         min_to, max_to, _ = state._raise_range(i)
@@ -731,63 +757,90 @@ def apply(state: HandState, action: Action) -> tuple[HandState, list[Event]]:
     if not accepted:
         state.verify(action)
         raise AssertionError(f"verify() accepts {action!r}")  # pragma: no cover
-    is_bet = state.to_match == 0
-    st = state.copy()
-    events: list[Event] = []
-    seat = st.seats[i]
-    if kind is ActionKind.TIMEOUT:
-        if to_call == 0:
-            resolution = "check"
-            kind = ActionKind.CHECK
-        elif (
-            st.config.allin_protection
-            and action.protection_allowed
-            and st.contributed[i] > st.antes[i]  # finer point 8: antes do not count
-        ):
-            resolution = "protected"
-        else:
-            resolution = "fold"
-            kind = ActionKind.FOLD
-        events.append(TimedOut(seat, resolution))
-        if resolution == "protected":
-            st.status[i] = PROTECTED
-            st.acted[i] = True
-            events.append(Protected(seat, st.contributed[i]))
-            advance(st, events, i)
-            return st, events
+    return to_call
 
+
+def _perform(st: HandState, action: Action, to_call: int) -> list[Event]:
+    """Carry out an accepted ``action`` on ``st`` (changed in place); return the events.
+
+    The turn passes as :func:`~tables.engine.rounds.advance` passes it, written out here
+    (this runs on every action).
+    """
+    i = st.actor_index
+    if i is None:  # pragma: no cover - _accept() checked
+        raise errors.HandOver("The hand is over.")
+    kind = action.kind
+    seat = st.seats[i]
+    events: list[Event] = []
+    if kind is ActionKind.TIMEOUT:
+        kind = _timeout(st, action, i, to_call, events)
+        if kind is ActionKind.TIMEOUT:  # protected: all-in for what is in
+            advance(st, events, i)
+            return events
+    st.acted[i] = True
     if kind is ActionKind.FOLD:
         st.status[i] = FOLDED
-        st.acted[i] = True
-        events.append(Acted(seat, "fold", 0, st.committed[i], False))
+        events.append(Acted.of((seat, "fold", 0, st.committed[i], False)))
         if st.chop_possible and _folded_to_blinds(st):
             settle.chop(st, events)
-            return st, events
+            return events
     elif kind is ActionKind.CHECK:
+        events.append(Acted.of((seat, "check", 0, st.committed[i], False)))
+    else:
+        stacks = st.stacks
+        if kind is ActionKind.CALL:
+            amount = to_call if to_call < stacks[i] else stacks[i]
+            word = "call"
+        else:  # BET_RAISE, verified
+            to = action.to or 0  # verified not None
+            amount = to - st.committed[i]
+            increment = to - st.to_match
+            word = "bet" if st.to_match == 0 else "raise"
+            if increment >= min_raise_increment(st.limits, st.street, st.last_raise):
+                # A full bet or raise: reopens the betting for everyone.
+                st.last_raise = increment
+                st.full_bets += 1
+                st.acted = [False] * len(st.seats)
+                st.acted[i] = True
+            st.to_match = to
+            st.aggressor = i
+        stacks[i] -= amount
+        st.committed[i] += amount
+        st.contributed[i] += amount
+        all_in = stacks[i] == 0
+        if all_in:
+            st.status[i] = ALL_IN
+        events.append(Acted.of((seat, word, amount, st.committed[i], all_in)))
+    nxt = next_actor(st, i)
+    if nxt is None:
+        close_round(st, events)
+    else:
+        st.actor_index = nxt
+    return events
+
+
+def _timeout(
+    st: HandState, action: Action, i: int, to_call: int, events: list[Event]
+) -> ActionKind:
+    """Resolve a timeout (RULES.md section 5): the action it becomes (check or fold), or
+    TIMEOUT itself when the player is all-in protected (done here)."""
+    seat = st.seats[i]
+    if to_call == 0:
+        resolution, kind = "check", ActionKind.CHECK
+    elif (
+        st.config.allin_protection
+        and action.protection_allowed
+        and st.contributed[i] > st.antes[i]  # finer point 8: antes do not count
+    ):
+        resolution, kind = "protected", ActionKind.TIMEOUT
+    else:
+        resolution, kind = "fold", ActionKind.FOLD
+    events.append(TimedOut.of((seat, resolution)))
+    if kind is ActionKind.TIMEOUT:
+        st.status[i] = PROTECTED
         st.acted[i] = True
-        events.append(Acted(seat, "check", 0, st.committed[i], False))
-    elif kind is ActionKind.CALL:
-        amount = min(to_call, st.stacks[i])
-        put_chips(st, i, amount)
-        st.acted[i] = True
-        events.append(Acted(seat, "call", amount, st.committed[i], st.stacks[i] == 0))
-    else:  # BET_RAISE, verified
-        to = action.to or 0  # verified not None
-        amount = to - st.committed[i]
-        increment = to - st.to_match
-        if increment >= min_raise_increment(st.limits, st.street, st.last_raise):
-            # A full bet or raise: reopens the betting for everyone.
-            st.last_raise = increment
-            st.full_bets += 1
-            st.acted = [False] * len(st.seats)
-        st.to_match = to
-        st.aggressor = i
-        st.acted[i] = True
-        put_chips(st, i, amount)
-        word = "bet" if is_bet else "raise"
-        events.append(Acted(seat, word, amount, st.committed[i], st.stacks[i] == 0))
-    advance(st, events, i)
-    return st, events
+        events.append(Protected.of((seat, st.contributed[i])))
+    return kind
 
 
 def _folded_to_blinds(st: HandState) -> bool:

@@ -19,7 +19,7 @@ from tables.engine.actions import Action
 from tables.engine.config import KillInfo
 from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
 from tables.engine.positions import blind_seats, next_button
-from tables.engine.state import HandState, SeatEntry, apply, start_hand
+from tables.engine.state import HandState, SeatEntry, apply_in_place, start_hand
 from tables.models import Departure, Hand, HandStatus, Seat, SeatStatus, Table, TableStatus
 from tables.scheduling import schedule_hand_start, schedule_turn_timeout
 from tables.selectors import hand_in_progress, seats_public, table_seats
@@ -190,7 +190,7 @@ def hand_continue(
             action = None
         if action is None:
             break
-        state, events = apply(state, action)
+        events = apply_in_place(state, action)
         recorder.engine_events(hand=hand, events=events, users_by_seat=users)
     hand.state = state.to_dict()
     if state.over:

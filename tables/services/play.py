@@ -14,7 +14,7 @@ from accounts.models import User
 from tables.engine.actions import Action, ActionKind
 from tables.engine.errors import IllegalAction
 from tables.engine.events import Protected
-from tables.engine.state import HandState, apply
+from tables.engine.state import HandState, apply_in_place
 from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn, StaleCommand
 from tables.models import Hand, ProtectionUse, Seat
 from tables.scheduling import schedule_turn_timeout
@@ -61,7 +61,7 @@ def hand_act(
         raise StaleCommand("That action was for an earlier turn; the table has moved on.")
     action = _action_build(seat=seat.number, kind=kind, amount=amount)
     try:
-        state, events = apply(state, action)
+        events = apply_in_place(state, action)
     except IllegalAction as exc:
         raise IllegalTableAction(str(exc), code=exc.code) from exc
     if seat.consecutive_timeouts:
@@ -101,7 +101,7 @@ def turn_timeout(*, table_id: int, hand_id: int, turn: int) -> bool:
     state = HandState.from_dict(hand.state)
     seat = next(s for s in seats if s.number == state.actor)
     allowed = _protection_allowed(seat=seat, table_limit=table.stake_level.allin_protection_per_day)
-    state, events = apply(state, Action.timeout(seat.number, protection_allowed=allowed))
+    events = apply_in_place(state, Action.timeout(seat.number, protection_allowed=allowed))
     if any(isinstance(event, Protected) for event in events):
         ProtectionUse.objects.create(player=seat.player, hand=hand)
     # RULES §5: a player who times out twice in a row is sat out after the hand.

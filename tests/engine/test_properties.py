@@ -4,7 +4,8 @@ Every game x structure, random options (antes, straddles, kills, overblinds, cho
 newcomer blinds, protection), 2-10 players with often-short stacks so that side pots are
 common. At every step: chips are conserved, no stack goes negative, the offered bet bounds
 are exactly what ``apply`` accepts, the state round-trips through JSON, ``apply`` never
-mutates its input and no view leaks a hidden hole card. At the end: finishing stacks plus
+mutates its input, ``apply_in_place`` makes the same state and events, and no view leaks a
+hidden hole card. At the end: finishing stacks plus
 rake equal the starting stacks and the rake respects the cap.
 """
 
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from tables.engine.actions import Action
 from tables.engine.config import KillInfo, KillMode, Structure, TableConfig
 from tables.engine.events import HoleCards, event_from_dict
-from tables.engine.state import HandState, SeatEntry, apply, start_hand
+from tables.engine.state import HandState, SeatEntry, apply, apply_in_place, start_hand
 from tables.engine.testing import random_action
 
 Hand = tuple[TableConfig, list[SeatEntry], int, list[int], KillInfo | None, int]
@@ -175,6 +176,9 @@ def test_apply_never_mutates_its_input(hand) -> None:  # type: ignore[no-untyped
     while not state.is_over:
         snapshot = json.dumps(state.to_dict())
         copy = HandState.from_dict(json.loads(snapshot))
-        new, _ = apply(state, random_action(state, rng))
+        action = random_action(state, rng)
+        new, events = apply(state, action)
         assert json.dumps(state.to_dict()) == snapshot and state == copy
+        # The in-place transition ends in the same state with the same events.
+        assert apply_in_place(copy, action) == events and copy == new
         state = new

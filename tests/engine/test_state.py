@@ -8,7 +8,7 @@ from tables.engine import errors
 from tables.engine.actions import Action, ActionKind
 from tables.engine.config import TableConfig
 from tables.engine.events import HoleCards, event_from_dict, events_for
-from tables.engine.state import HandState, SeatEntry, apply, start_hand
+from tables.engine.state import HandState, SeatEntry, apply, apply_in_place, start_hand
 from tables.engine.testing import act, begin, run, stacked_deck
 
 NL = TableConfig(game="holdem", structure="NL", big_blind=100)
@@ -125,6 +125,14 @@ def test_illegal_action_leaves_state_unchanged() -> None:
     with pytest.raises(errors.IllegalAction):
         act(state, "raise 99999")
     assert state.to_dict() == before
+    for illegal in (
+        Action.bet_raise(state.actor, 99999),
+        Action.check(state.actor),
+        Action.fold(9),
+    ):
+        with pytest.raises(errors.IllegalAction):
+            apply_in_place(state, illegal)
+        assert state.to_dict() == before
 
 
 # -- purity and JSON ---------------------------------------------------------------------
