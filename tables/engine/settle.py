@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from tables.engine.config import KillInfo, KillMode
 from tables.engine.evaluator import describe_high, describe_low, high_function, low_value
 from tables.engine.events import Chopped, Event, HandEnded, Mucked, Raked, SeatAmount, Shown, Won
+from tables.engine.positions import clockwise_tuple
 from tables.engine.pots import Pot, build_pots, split_evenly, split_hi_lo
 from tables.engine.rake import contributed_rake, hand_rake, take_rake
 from tables.engine.records import Record
@@ -139,7 +140,7 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
         first = st.aggressor
     else:
         first = seats.index(st.button) + 1
-    order = [k % n for k in range(first, first + n) if live[k % n]]
+    order = [j for j in clockwise_tuple(first % n, n) if live[j]]
     shown: list[int] = []
     # The words of each shown hand, written once for its Shown and its Won events.
     high_text: dict[int, str] = {}
@@ -166,7 +167,7 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
         best = min([highs[i] for i in contenders])
         high_winners = [seats[i] for i in contenders if highs[i] == best]
         low_winners: list[int] = []
-        qualified = [low for i in contenders if (low := lows[i]) is not None]
+        qualified = [low for i in contenders if (low := lows[i]) is not None] if hi_lo else None
         if qualified:
             best_low = min(qualified)
             low_winners = [seats[i] for i in contenders if lows[i] == best_low]

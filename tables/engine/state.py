@@ -501,16 +501,16 @@ def start_hand(
     config.validate()
     entries = sorted(seats, key=_seat_number)
     n = len(entries)
-    seat_numbers = tuple([e.seat for e in entries])
     if not 2 <= n <= 10:
         raise errors.SetupError(f"A hand needs 2 to 10 players dealt in, not {n}.")
+    # The entries' fields as columns (one pass, transposed in C).
+    seat_numbers, players, stacks_t, newcomer, auto_muck = zip(*map(_COLUMNS, entries), strict=True)
     if len(set(seat_numbers)) != n:
         raise errors.SetupError("A seat is dealt in twice.")
-    stacks = [e.stack for e in entries]
-    players = tuple([e.player for e in entries])
+    stacks = list(stacks_t)
     if min(stacks) <= 0:
         raise errors.SetupError("Every player dealt in needs chips.")
-    starting_stacks = tuple(stacks)
+    starting_stacks = stacks_t
     if button not in seat_numbers:
         raise errors.SetupError(f"The button seat {button} is not dealt in.")
     deck_t = tuple(deck)
@@ -519,11 +519,12 @@ def start_hand(
 
     b = seat_numbers.index(button)
     sb, bb = (b, (b + 1) % n) if n == 2 else ((b + 1) % n, (b + 2) % n)
-    for j, e in enumerate(entries):
-        if e.posts_big_blind and j in (sb, b):
+    has_newcomers = True in newcomer
+    for j in (sb, b) if has_newcomers else ():
+        if newcomer[j]:
             raise errors.SetupError(
-                f"Seat {e.seat} cannot post a newcomer big blind from the small-blind or "
-                "button seat; it waits until the button passes (finer point 16)."
+                f"Seat {seat_numbers[j]} cannot post a newcomer big blind from the "
+                "small-blind or button seat; it waits until the button passes (finer point 16)."
             )
     bb_amount = config.big_blind
     # Kill (limit games only, validated): the killer must still be dealt in.
@@ -562,7 +563,7 @@ def start_hand(
                 button,
                 str(config.game),
                 str(config.structure),
-                tuple(map(SeatInfo.of, zip(seat_numbers, players, stacks, strict=True))),
+                tuple(map(SeatInfo.of, zip(seat_numbers, players, stacks_t, strict=True))),
                 config.small_blind,
                 bb_amount,
                 config.ante,
@@ -613,8 +614,8 @@ def start_hand(
         post(bb, "big_blind", bb_amount)
         nominal.append(bb_amount)
     newcomers = False
-    for j in deal_order:
-        if entries[j].posts_big_blind and j not in (sb, bb) and j not in special:
+    for j in deal_order if has_newcomers else ():
+        if newcomer[j] and j not in (sb, bb) and j not in special:
             post(j, "newcomer_big_blind", bb_amount)
             nominal.append(bb_amount)
             newcomers = True
@@ -660,7 +661,7 @@ def start_hand(
     state.seats = seat_numbers
     state.players = players
     state.starting_stacks = starting_stacks
-    state.auto_muck = tuple([e.auto_muck for e in entries])
+    state.auto_muck = auto_muck
     state.hole = tuple(hole)
     state.deck = deck_t
     state.deck_commitment = deck_commitment
@@ -700,6 +701,7 @@ _ALL_CARDS = list(range(52))
 
 
 _seat_number = attrgetter("seat")
+_COLUMNS = attrgetter("seat", "player", "stack", "posts_big_blind", "auto_muck")
 
 
 # ---------------------------------------------------------------------------------------
