@@ -70,7 +70,7 @@ def test_defaults_and_nested_records() -> None:
 
 def test_records_pickle_copy_and_replace() -> None:
     a = Acted(3, "call", 50, 100, True)
-    assert pickle.loads(pickle.dumps(a)) == a
+    assert pickle.loads(pickle.dumps(a)) == a  # noqa: S301 - our own bytes
     assert copy.deepcopy(a) == a and copy.copy(a) is not None
     assert a.replace(amount=60) == Acted(3, "call", 60, 100, True)
     with pytest.raises(TypeError, match="no field"):
