@@ -43,18 +43,18 @@ action the engine refuses raises :class:`PhhReplayError` with its index and the 
 
 from __future__ import annotations
 
-import datetime
+import functools
 import json
+import operator
 import re
-import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tables.engine import errors, phh_toml
 from tables.engine.actions import Action
-from tables.engine.cards import cards_str, parse_cards
+from tables.engine.cards import RANKS, SUITS, card_str, parse_card, parse_cards
 from tables.engine.config import Game, KillInfo, KillMode, Structure, TableConfig
 from tables.engine.events import (
     Acted,
@@ -70,6 +70,9 @@ from tables.engine.events import (
 )
 from tables.engine.state import HandState, SeatEntry, apply, start_hand
 
+if TYPE_CHECKING:
+    import datetime  # imported where a time is read or written: most files have none
+
 _GAME_LETTER = {Game.HOLDEM: "T", Game.OMAHA: "O", Game.OMAHA8: "O"}
 _STRUCTURE_LETTER = {Structure.FL: "F", Structure.SL: "F", Structure.PL: "P", Structure.NL: "N"}
 _VARIANTS: dict[str, tuple[Game, Structure]] = {
@@ -82,6 +85,23 @@ _VARIANTS: dict[str, tuple[Game, Structure]] = {
 _BASIS = 10_000
 _KILL_MULTIPLIERS = {"2": KillMode.FULL, "1.5": KillMode.HALF}
 _PROTECTED = re.compile(r"^p(\d+) timeout: all-in protected\b")
+_VERBS = {"fold": "f", "check": "cc", "call": "cc"}  # other actions: "cbr <street total>"
+# A seat's folds, checks, calls and timeouts, built once: actions are immutable values,
+# and building one costs several times the look-up (bets, of varied amounts, are not kept).
+_fold = functools.lru_cache(maxsize=256)(Action.fold)
+_check = functools.lru_cache(maxsize=256)(Action.check)
+_call = functools.lru_cache(maxsize=256)(Action.call)
+_timeout = functools.lru_cache(maxsize=256)(Action.timeout)
+# Card texts by id: a tuple look-up per card where card_str checks each one.
+_CARD_NAMES: tuple[str, ...] = tuple(card_str(card) for card in range(52))
+# For bytes.translate: a rank letter (either case) to rank * 4, a suit letter (either
+# case) to the suit, any other byte to 255 (card ids are rank * 4 + suit, as parse_card's).
+_RANK_BYTES = bytes(
+    parse_card(chr(c) + "c") if chr(c) in RANKS + RANKS.lower() else 255 for c in range(256)
+)
+_SUIT_BYTES = bytes(
+    parse_card("2" + chr(c)) if chr(c) in SUITS + SUITS.upper() else 255 for c in range(256)
+)
 
 
 class PhhError(ValueError):
@@ -98,6 +118,7 @@ class PhhReplayError(PhhError):
         self.reason = reason
 
 
+@functools.cache
 def variant_code(game: Game, structure: Structure) -> str:
     """The PHH variant code of a game and structure (spread limit: the fixed-limit code).
 
@@ -106,6 +127,23 @@ def variant_code(game: Game, structure: Structure) -> str:
     """
     suffix = "/8" if game.hi_lo else ""
     return f"{_STRUCTURE_LETTER[structure]}{_GAME_LETTER[game]}{suffix}"
+
+
+def _cards_text(cards: Iterable[int]) -> str:
+    """``cards_str(cards)`` for the engine's cards (ids known to be valid)."""
+    return "".join([_CARD_NAMES[card] for card in cards])
+
+
+def _cards(text: str) -> list[int]:
+    """``parse_cards(text)``, read in C for the usual text ("AsKd"): its letters at even
+    places translated to rank * 4, the others to suits, added pairwise. Any other text
+    (spaced, or wrong: parse_cards raises the error naming the card) is parse_cards'."""
+    if text.isascii():
+        ranks = text[::2].encode().translate(_RANK_BYTES)
+        suits = text[1::2].encode().translate(_SUIT_BYTES)
+        if len(ranks) == len(suits) and 255 not in ranks and 255 not in suits:
+            return list(map(operator.add, ranks, suits))
+    return parse_cards(text)
 
 
 # ---------------------------------------------------------------------------------------
@@ -124,53 +162,68 @@ class PhhMeta:
     salt: str | None = None
 
 
+_NO_META = PhhMeta()
+
+
 def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None = None) -> str:
     """The PHH text of a finished hand from its final state and all its events."""
     if not state.over or state.result is None:
         raise PhhError("Only a finished hand can be exported.")
-    meta = meta or PhhMeta()
+    meta = meta or _NO_META
     cfg = state.config
-    n = len(state.seats)
-    b = state.seats.index(state.button)
-    # Player k (0-based) of the PHH file is engine index order[k]; number[i] the inverse.
-    order = [(b + 1 + k) % n for k in range(n)]
-    number = {i: k + 1 for k, i in enumerate(order)}
-    seat_number = {state.seats[i]: number[i] for i in range(n)}
-    fields_: dict[str, Any] = {"variant": variant_code(cfg.game, cfg.structure)}
-    fields_["antes"] = [cfg.ante] * n
-    fields_["blinds_or_straddles"] = _blinds_or_straddles(state, events, seat_number)
+    result = state.result
+    seats = state.seats
+    n = len(seats)
+    b = seats.index(state.button)
+    # Player k (0-based) of the PHH file is engine index order[k], named player[seat].
+    order = [*range(b + 1, n), *range(b + 1)]
+    player = {seats[i]: f"p{k + 1}" for k, i in enumerate(order)}
+    actions, posted, protected = _actions(state, events, player)
+    blinds = _blinds_or_straddles(state, posted, {seats[i]: k for k, i in enumerate(order)})
+    # Known ints are written directly; values from outside the engine go through _toml.
+    lines = [
+        f'variant = "{variant_code(cfg.game, cfg.structure)}"',
+        f"antes = {_ints([cfg.ante] * n)}",
+        f"blinds_or_straddles = {_ints(blinds)}",
+    ]
     if cfg.structure.is_limit:
-        fields_["small_bet"] = cfg.small_bet
-        fields_["big_bet"] = cfg.big_bet
+        lines.append(f"small_bet = {cfg.small_bet}")
+        lines.append(f"big_bet = {cfg.big_bet}")
     else:
-        fields_["min_bet"] = cfg.big_blind
-    fields_["starting_stacks"] = [state.starting_stacks[i] for i in order]
-    fields_["actions"] = _actions(state, events, seat_number)
+        lines.append(f"min_bet = {cfg.big_blind}")
+    lines.append(f"starting_stacks = {_ints([state.starting_stacks[i] for i in order])}")
+    # The action lines are ours: plain ASCII, written as is between quotes.
+    lines.append('actions = ["' + '", "'.join(actions) + '"]' if actions else "actions = []")
     if state.hand_id:
-        fields_["hand"] = int(state.hand_id) if state.hand_id.isdigit() else state.hand_id
+        hand = int(state.hand_id) if state.hand_id.isdigit() else state.hand_id
+        lines.append(f"hand = {_toml(hand)}")
     if meta.table is not None:
-        fields_["table"] = meta.table
-    fields_["seats"] = [state.seats[i] for i in order]
+        lines.append(f"table = {_toml(meta.table)}")
+    lines.append(f"seats = {_ints([seats[i] for i in order])}")
     if meta.seat_count is not None:
-        fields_["seat_count"] = meta.seat_count
-    fields_["players"] = [state.players[i] for i in order]
+        lines.append(f"seat_count = {_toml(meta.seat_count)}")
+    lines.append(f"players = {_toml([state.players[i] for i in order])}")
     if meta.time is not None:
+        import datetime  # here: only hands with a time need it
+
         utc = meta.time.astimezone(datetime.UTC)
-        fields_["time"] = utc.time().replace(microsecond=0)
-        fields_["time_zone"] = "UTC"
-        fields_["day"], fields_["month"], fields_["year"] = utc.day, utc.month, utc.year
-    fields_["finishing_stacks"] = [state.stacks[i] for i in order]
-    fields_["winnings"] = [state.result.winnings[i] for i in order]
+        lines.append(f"time = {utc:%H:%M:%S}")
+        lines.append('time_zone = "UTC"')
+        lines += [f"day = {utc.day}", f"month = {utc.month}", f"year = {utc.year}"]
+    lines.append(f"finishing_stacks = {_ints([state.stacks[i] for i in order])}")
+    lines.append(f"winnings = {_ints([result.winnings[i] for i in order])}")
     if meta.currency is not None:
-        fields_["currency"] = meta.currency
-    fields_.update(_user_fields(state, events, meta))
-    return "".join(f"{key} = {_toml(value)}\n" for key, value in fields_.items())
+        lines.append(f"currency = {_toml(meta.currency)}")
+    _user_fields(lines, state, protected, meta)
+    lines.append("")  # the text ends with a newline
+    return "\n".join(lines)
 
 
 def _blinds_or_straddles(
-    state: HandState, events: Sequence[Event], seat_number: dict[int, int]
+    state: HandState, posted: list[Posted], position: dict[int, int]
 ) -> list[int]:
-    """Nominal live blind per player (PHH order; heads-up ``[small, big]``)."""
+    """Nominal live blind per player (PHH order; heads-up ``[small, big]``) from the
+    ``posted`` events; ``position[seat]`` is the seat's index in PHH order."""
     cfg = state.config
     n = len(state.seats)
     nominal = {
@@ -184,109 +237,116 @@ def _blinds_or_straddles(
         else state.limits.spread_min,
     }
     out = [0] * n
-    for e in events:
-        if isinstance(e, Posted) and e.kind in nominal:
-            out[seat_number[e.seat] - 1] = nominal[e.kind]
+    for e in posted:
+        if e.kind in nominal:
+            out[position[e.seat]] = nominal[e.kind]
     if n == 2:
         out.reverse()  # PHH lists the heads-up small blind (the button's, p2) first
     return out
 
 
-def _actions(state: HandState, events: Sequence[Event], seat_number: dict[int, int]) -> list[str]:
-    """The PHH action lines of the hand's events."""
+def _actions(
+    state: HandState, events: Sequence[Event], player: dict[int, str]
+) -> tuple[list[str], list[Posted], bool]:
+    """The PHH action lines of the hand's events; also, from the same pass over the
+    events, the blinds posted and whether a player was all-in protected."""
     lines: list[str] = []
     showdown: list[str] = []
+    posted: list[Posted] = []
+    protected = False
     runout_from: int | None = None  # index in ``lines`` where the run-out deals begin
     timed_out = False
     # Event classes have no subclasses: an identity test per class costs less than isinstance.
     for e in events:
         cls = type(e)
-        if cls is HoleCards:
-            lines.append(f"d dh p{seat_number[e.seat]} {cards_str(e.cards)}")
-        elif cls is DealtBoard:
-            if runout_from is None:
-                runout_from = len(lines)
-            lines.append(f"d db {cards_str(e.cards)}")
-        elif cls is Posted and e.kind in ("kill_blind", "overblind"):
-            label = "a kill blind" if e.kind == "kill_blind" else "an overblind"
-            lines.append(f"# p{seat_number[e.seat]} posts {label} of {e.amount}")
-        elif cls is TimedOut:
-            timed_out = True
-        elif cls is Protected:
+        if cls is Acted:
+            verb = _VERBS.get(e.action) or f"cbr {e.street_total}"
             lines.append(
-                f"# p{seat_number[e.seat]} timeout: all-in protected with {e.amount_in} in"
+                f"{player[e.seat]} {verb} # timeout" if timed_out else f"{player[e.seat]} {verb}"
             )
             timed_out = False
             runout_from = None
-        elif cls is Acted:
-            verb = {"fold": "f", "check": "cc", "call": "cc"}.get(e.action)
-            line = f"p{seat_number[e.seat]} " + (verb or f"cbr {e.street_total}")
-            lines.append(line + (" # timeout" if timed_out else ""))
+        elif cls is HoleCards:
+            lines.append(f"d dh {player[e.seat]} {_cards_text(e.cards)}")
+        elif cls is DealtBoard:
+            if runout_from is None:
+                runout_from = len(lines)
+            lines.append(f"d db {_cards_text(e.cards)}")
+        elif cls is Posted:
+            posted.append(e)
+            if e.kind in ("kill_blind", "overblind"):
+                label = "a kill blind" if e.kind == "kill_blind" else "an overblind"
+                lines.append(f"# {player[e.seat]} posts {label} of {e.amount}")
+        elif cls is TimedOut:
+            timed_out = True
+        elif cls is Protected:
+            lines.append(f"# {player[e.seat]} timeout: all-in protected with {e.amount_in} in")
+            protected = True
             timed_out = False
             runout_from = None
         elif cls is Shown:
-            showdown.append(f"p{seat_number[e.seat]} sm {cards_str(e.cards)}")
+            showdown.append(f"{player[e.seat]} sm {_cards_text(e.cards)}")
         elif cls is Mucked:
-            showdown.append(f"p{seat_number[e.seat]} sm -")
+            showdown.append(f"{player[e.seat]} sm -")
         elif cls is Chopped:
-            blinds = " and ".join(f"p{seat_number[s]}" for s in e.seats)
+            blinds = " and ".join(player[s] for s in e.seats)
             lines.append(f"# chop: {blinds} take back their blinds")
     if state.runout and runout_from is not None:
         # All-in: the hands are turned face up before the rest of the board is dealt.
-        return lines[:runout_from] + showdown + lines[runout_from:]
-    return lines + showdown
+        lines[runout_from:runout_from] = showdown
+    else:
+        lines += showdown
+    return lines, posted, protected
 
 
-def _user_fields(state: HandState, events: Sequence[Event], meta: PhhMeta) -> dict[str, Any]:
-    """The underscore fields: rake, spread, deck commitment and special-rule markers."""
+def _user_fields(lines: list[str], state: HandState, protected: bool, meta: PhhMeta) -> None:
+    """Add the underscore fields: rake, spread, deck commitment and special-rule markers."""
     cfg = state.config
     result = state.result
-    n = len(state.seats)
-    out: dict[str, Any] = {}
     if cfg.structure is Structure.SL:
-        out["_structure"] = "SL"
-        out["_spread_min"] = cfg.spread_min
-        out["_spread_max"] = cfg.spread_max
+        lines.append('_structure = "SL"')
+        lines.append(f"_spread_min = {cfg.spread_min}")
+        lines.append(f"_spread_max = {cfg.spread_max}")
     if cfg.min_bet_doubles_late and not cfg.structure.is_limit:
-        out["_min_bet_doubles_late"] = True
-        out["_big_bet"] = cfg.big_bet
-    out["_rake_percentage"] = _Fraction(cfg.rake_percent)
-    cap = cfg.rake_cap(n)
+        lines.append("_min_bet_doubles_late = true")
+        lines.append(f"_big_bet = {cfg.big_bet}")
+    lines.append(f"_rake_percentage = {_fraction(cfg.rake_percent)}")
+    cap = cfg.rake_cap(len(state.seats))
     if cap is not None:
-        out["_rake_cap"] = cap
-    out["_rake_no_flop_no_drop"] = cfg.no_flop_no_drop
-    out["_rake"] = 0 if result is None else result.rake
-    if any(isinstance(e, Protected) for e in events):
-        out["_allin_protection"] = True
+        lines.append(f"_rake_cap = {cap}")
+    lines.append(f"_rake_no_flop_no_drop = {_toml(cfg.no_flop_no_drop)}")
+    lines.append(f"_rake = {0 if result is None else result.rake}")
+    if protected:
+        lines.append("_allin_protection = true")
     if state.kill is not None:
-        out["_kill"] = True
-        out["_kill_seat"] = state.kill.seat
-        out["_kill_multiplier"] = state.limits.multiplier
+        lines.append("_kill = true")
+        lines.append(f"_kill_seat = {_toml(state.kill.seat)}")
+        lines.append(f"_kill_multiplier = {_toml(state.limits.multiplier)}")
     if state.overblinder is not None:
-        out["_overblind"] = True
-        out["_overblind_seat"] = state.seats[state.overblinder]
+        lines.append("_overblind = true")
+        lines.append(f"_overblind_seat = {state.seats[state.overblinder]}")
     if state.kill is not None or state.overblinder is not None:
-        out["_small_blind"] = cfg.small_blind
-        out["_big_blind"] = cfg.big_blind
+        lines.append(f"_small_blind = {cfg.small_blind}")
+        lines.append(f"_big_blind = {cfg.big_blind}")
     if result is not None and result.chopped:
-        out["_chop"] = True
+        lines.append("_chop = true")
     if state.deck_commitment is not None:
-        out["_deck_commitment"] = state.deck_commitment
-    out["_deck"] = cards_str(state.deck)
+        lines.append(f"_deck_commitment = {_toml(state.deck_commitment)}")
+    lines.append(f'_deck = "{_cards_text(state.deck)}"')
     if meta.salt is not None:
-        out["_salt"] = meta.salt
-    return out
+        lines.append(f"_salt = {_toml(meta.salt)}")
 
 
-@dataclass(frozen=True, slots=True)
-class _Fraction:
+@functools.lru_cache(maxsize=64)
+def _fraction(basis_points: int) -> str:
     """Basis points written as a TOML decimal fraction (500 -> 0.05), never a float."""
+    whole, part = divmod(basis_points, _BASIS)
+    return f"{whole}.{part:04d}".rstrip("0").rstrip(".") + ("" if part else ".0")
 
-    basis_points: int
 
-    def __str__(self) -> str:
-        whole, part = divmod(self.basis_points, _BASIS)
-        return f"{whole}.{part:04d}".rstrip("0").rstrip(".") + ("" if part else ".0")
+def _ints(values: list[int]) -> str:
+    """TOML text of a list of the engine's ints: what Python writes for it, "[1, 2]"."""
+    return repr(values)
 
 
 def _plain(text: Any) -> bool:
@@ -301,9 +361,8 @@ def _plain(text: Any) -> bool:
 
 
 def _toml(value: Any) -> str:
-    """TOML text of the few value types a PHH file holds."""
-    # Fast paths for the usual values (exact types; anything else takes the chain below):
-    # a file is mostly lists of ints and of plain strings.
+    """TOML text of the few value types a PHH file holds (ints, bools, strings, lists)."""
+    # Fast paths for the usual values (exact types; anything else takes the chain below).
     kind = type(value)
     if kind is int:
         return str(value)
@@ -317,12 +376,10 @@ def _toml(value: Any) -> str:
         return "[" + ", ".join([_toml(v) for v in value]) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | _Fraction):
+    if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
         return json.dumps(value)  # a JSON string is a valid TOML basic string
-    if isinstance(value, datetime.time):
-        return value.isoformat()
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     raise TypeError(f"cannot write {value!r} to PHH")
@@ -353,7 +410,7 @@ def parse_phh(text: str) -> PhhHand:
     """Read a PHH text into the configuration, seats and deck of our engine."""
     try:
         data = phh_toml.loads(text)  # tomllib's result, faster for plain PHH files
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # tomllib.TOMLDecodeError (tomllib is imported when needed)
         raise PhhError(f"not a PHH (TOML) file: {exc}") from None
     for name in ("variant", "antes", "starting_stacks", "actions"):
         if name not in data:
@@ -407,7 +464,8 @@ def parse_phh(text: str) -> PhhHand:
             raise PhhError("'_kill_multiplier' must be '2' or '1.5'")
         kill = KillInfo(_int(data.get("_kill_seat"), "_kill_seat"), multiplier)
     rake_percent = _basis_points(data.get("_rake_percentage", Decimal(0)))
-    config = TableConfig(
+    chop = bool(data.get("_chop", False))
+    config = _table_config(
         game=game,
         structure=structure,
         big_blind=big_blind,
@@ -415,7 +473,7 @@ def parse_phh(text: str) -> PhhHand:
         ante=antes[0],
         min_bet_doubles_late=bool(data.get("_min_bet_doubles_late", False)),
         allow_straddle=straddle,
-        allow_chop=bool(data.get("_chop", False)),
+        allow_chop=chop,
         kill=KillMode.NONE if kill is None else kill.multiplier,
         allow_overblind=bool(data.get("_overblind", False)),
         rake_percent=rake_percent,
@@ -423,14 +481,12 @@ def parse_phh(text: str) -> PhhHand:
         no_flop_no_drop=bool(data.get("_rake_no_flop_no_drop", False)),
         **bets,
     )
-    try:
-        config.validate()
-    except errors.ConfigError as exc:
-        raise PhhError(f"the file's table settings cannot be played: {exc}") from None
     actions = data["actions"]
-    if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+    # The TOML readers give exact types: no str subclass to tell apart.
+    if not isinstance(actions, list) or not {str}.issuperset(map(type, actions)):
         raise PhhError("'actions' must be a list of strings")
     holes, board, shown = _dealt_cards(actions, n)
+    overblind_seat = data.get("_overblind_seat")
     seats = [
         SeatEntry(
             seat=seat_numbers[k],
@@ -438,14 +494,26 @@ def parse_phh(text: str) -> PhhHand:
             stack=stacks[k],
             posts_big_blind=k > 1 and blinds[k] == big_blind and seat_numbers[k] not in special,
             straddle=k == 2 and straddle,
-            overblind=seat_numbers[k] == data.get("_overblind_seat"),
-            chop=bool(data.get("_chop", False)) and k < 2,
+            overblind=seat_numbers[k] == overblind_seat,
+            chop=chop and k < 2,
             auto_muck=k not in shown,
         )
         for k in range(n)
     ]
     deck = _deck(data, holes, board, n)
     return PhhHand(data, config, seats, seat_numbers[-1], deck, kill, list(actions))
+
+
+@functools.lru_cache(maxsize=256)
+def _table_config(**settings: Any) -> TableConfig:
+    """The table configuration of these settings, checked; files that share their
+    settings share one (it is immutable), which spares building and checking it again."""
+    config = TableConfig(**settings)
+    try:
+        config.validate()
+    except errors.ConfigError as exc:
+        raise PhhError(f"the file's table settings cannot be played: {exc}") from None
+    return config
 
 
 def replay_phh(text: str) -> tuple[HandState, str]:
@@ -470,58 +538,58 @@ def replay_phh(text: str) -> tuple[HandState, str]:
         raise PhhError(f"the hand cannot start: {exc}") from None
     # PHH player k (1-based) is the k-th seat of the file, which lists them clockwise
     # from the button's left, exactly the engine's player order rotated.
-    seat_of = {k + 1: entry.seat for k, entry in enumerate(hand.seats)}
+    seat_of = {f"p{k + 1}": entry.seat for k, entry in enumerate(hand.seats)}
     board_seen = 0
     for index, line in enumerate(hand.actions):
-        words, comment = _split(line)
+        words, comment = _split(line) if "#" in line else (line.split(), None)
         if not words:
             match = _PROTECTED.match(comment or "")
             if match:
-                seat = _seat(seat_of, match.group(1), index, line)
-                state, new = _apply(state, Action.timeout(seat), index, line, "protected")
-                events.extend(new)
+                seat = _seat(seat_of, f"p{match.group(1)}", index, line)
+                state, new = _apply(state, _timeout(seat), index, line, "protected")
+                events += new
             continue
         if words[0] == "d":
-            if words[1:2] == ["db"] and len(words) == 3:
-                cards = parse_cards(words[2])
+            if len(words) == 3 and words[1] == "db":
+                cards = _cards(words[2])
                 if state.board[board_seen : board_seen + len(cards)] != cards:
                     raise PhhReplayError(index, line, "the engine dealt other board cards")
                 board_seen += len(cards)
             continue  # hole cards were checked when the deck was built
-        seat = _seat(seat_of, words[0][1:], index, line)
+        seat = _seat(seat_of, words[0], index, line)
         verb = words[1] if len(words) > 1 else ""
         if verb == "sm":
             continue  # the engine decides who shows; the file's choices set auto-muck
         timeout = comment is not None and comment.startswith("timeout")
         expect = None
         if verb == "f":
-            action = (
-                Action.timeout(seat, protection_allowed=False) if timeout else Action.fold(seat)
-            )
+            action = _timeout(seat, protection_allowed=False) if timeout else _fold(seat)
             expect = "fold" if timeout else None
         elif verb == "cc" and len(words) == 2:
             if timeout:
-                action, expect = Action.timeout(seat), "check"
+                action, expect = _timeout(seat), "check"
             elif _checks(state, seat):
-                action = Action.check(seat)
+                action = _check(seat)
             else:
-                action = Action.call(seat)
+                action = _call(seat)
         elif verb == "cbr" and len(words) == 3 and words[2].isdigit():
             action = Action.bet_raise(seat, int(words[2]))
         else:
             raise PhhReplayError(index, line, "not an action of these games")
         state, new = _apply(state, action, index, line, expect)
-        events.extend(new)
+        events += new
     if not state.over:
         raise PhhReplayError(len(hand.actions), "", "the actions end before the hand is over")
-    meta = PhhMeta(
-        table=data.get("table"),
-        seat_count=data.get("seat_count"),
-        time=_time(data),
-        currency=data.get("currency"),
-        salt=data.get("_salt"),
+    meta = (
+        data.get("table"),
+        data.get("seat_count"),
+        _time(data),
+        data.get("currency"),
+        data.get("_salt"),
     )
-    return state, export_phh(state, events, meta)
+    # Most files have none of these: spare building a PhhMeta of Nones.
+    known = any(value is not None for value in meta)
+    return state, export_phh(state, events, PhhMeta(*meta) if known else _NO_META)
 
 
 def _checks(state: HandState, seat: int) -> bool:
@@ -552,11 +620,19 @@ def _apply(
     return new_state, events
 
 
-def _seat(seat_of: dict[int, int], digits: str, index: int, line: str) -> int:
-    """Seat of PHH player number ``digits`` (raise PhhReplayError if there is none)."""
-    if not digits.isdigit() or int(digits) not in seat_of:
-        raise PhhReplayError(index, line, "no such player")
-    return seat_of[int(digits)]
+def _seat(seat_of: dict[str, int], player: str, index: int, line: str) -> int:
+    """Seat of PHH player ``player`` (raise PhhReplayError if there is none).
+
+    ``seat_of`` is keyed by the usual names ("p3"); any other spelling is read as before:
+    a first character that is not checked, then the number ("p03", "x3").
+    """
+    seat = seat_of.get(player)
+    if seat is None:
+        digits = player[1:]
+        if not digits.isdigit() or f"p{int(digits)}" not in seat_of:
+            raise PhhReplayError(index, line, "no such player")
+        seat = seat_of[f"p{int(digits)}"]
+    return seat
 
 
 def _split(line: str) -> tuple[list[str], str | None]:
@@ -571,17 +647,19 @@ def _dealt_cards(actions: list[str], n: int) -> tuple[dict[int, list[int]], list
     board: list[int] = []
     shown: set[int] = set()
     for index, line in enumerate(actions):
-        words, _ = _split(line)
+        words = _split(line)[0] if "#" in line else line.split()
         try:
-            if words[:2] == ["d", "dh"] and len(words) == 4:
-                k = int(words[2][1:]) - 1
-                if not 0 <= k < n or "?" in words[3]:
-                    raise ValueError("unknown player or card")
-                holes.setdefault(k, []).extend(parse_cards(words[3]))
-            elif words[:2] == ["d", "db"] and len(words) == 3:
-                board.extend(parse_cards(words[2]))
-            elif len(words) == 3 and words[1] == "sm" and words[2] != "-":
-                shown.add(int(words[0][1:]) - 1)
+            if len(words) == 4:
+                if words[0] == "d" and words[1] == "dh":
+                    k = int(words[2][1:]) - 1
+                    if not 0 <= k < n or "?" in words[3]:
+                        raise ValueError("unknown player or card")
+                    holes.setdefault(k, []).extend(_cards(words[3]))
+            elif len(words) == 3:
+                if words[0] == "d" and words[1] == "db":
+                    board += _cards(words[2])
+                elif words[1] == "sm" and words[2] != "-":
+                    shown.add(int(words[0][1:]) - 1)
         except ValueError as exc:
             raise PhhReplayError(index, line, str(exc)) from None
     return holes, board, shown
@@ -595,8 +673,9 @@ def _deck(data: dict[str, Any], holes: dict[int, list[int]], board: list[int], n
     first = 1 if n == 2 else 0
     dealt_order = [(first + p) % n for p in range(n)]
     if "_deck" in data:
+        text = data["_deck"]
         try:
-            deck = parse_cards(data["_deck"])
+            deck = _cards(text) if isinstance(text, str) else parse_cards(text)
         except ValueError as exc:
             raise PhhError(f"'_deck': {exc}") from None
         commitment, salt = data.get("_deck_commitment"), data.get("_salt")
@@ -630,9 +709,12 @@ def _rotation_to_sorted(seats: list[int]) -> list[int]:
 
 
 def _amounts(data: dict[str, Any], name: str) -> list[int]:
+    """The field ``name``: a list of integer amounts (cents)."""
     values = data[name]
     if not isinstance(values, list):
         raise PhhError(f"{name!r} must be a list")
+    if {int}.issuperset(map(type, values)):
+        return values.copy()  # the usual list of ints, checked in C
     return [_int(v, name) for v in values]
 
 
@@ -660,6 +742,10 @@ def _basis_points(value: Any) -> int:
 def _time(data: dict[str, Any]) -> datetime.datetime | None:
     """The hand's time from ``time``/``day``/``month``/``year`` (UTC), if all present."""
     t = data.get("time")
+    if t is None:
+        return None
+    import datetime  # here: only files with a time need it
+
     if not isinstance(t, datetime.time) or not all(k in data for k in ("day", "month", "year")):
         return None
     return datetime.datetime(

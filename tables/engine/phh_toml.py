@@ -2,127 +2,108 @@
 
 PHH files (ours and pokerkit's) are flat: one ``key = value`` per line, the values being
 integers, decimals, booleans, strings without escapes, ``HH:MM:SS`` times and one-line
-arrays of those. :func:`loads` reads exactly that subset with a few regular expressions,
-several times faster than ``tomllib``, and hands anything else (tables, escapes,
-multi-line arrays, dates, exponents, a repeated key...) to
-``tomllib.loads(text, parse_float=Decimal)``, so every valid TOML file loads and every
-invalid one raises ``tomllib.TOMLDecodeError``. What the fast path accepts, it returns
-exactly as ``tomllib`` would (``tests/engine/test_phh_toml.py`` compares the two).
+arrays of those. :func:`loads` reads exactly that subset, several times faster than
+``tomllib``, and hands anything else (tables, escapes, multi-line arrays, dates,
+nested arrays, a repeated key...) to ``tomllib.loads(text, parse_float=Decimal)``, so
+every valid TOML file loads and every invalid one raises ``tomllib.TOMLDecodeError``.
+What the fast path accepts, it returns exactly as ``tomllib`` would
+(``tests/engine/test_phh_toml.py`` compares the two).
+
+Most values are read by JSON's scanner, which is written in C: a TOML string without
+escapes, integer, decimal, boolean or array of those is written exactly as in JSON and
+means the same. The few places where JSON accepts more are refused before or after the
+scan: any backslash (JSON's escapes are not TOML's) or DEL character in the text (JSON
+strings may hold DEL), and any result other than a str, int, bool, Decimal or a flat
+list of those (``null``, objects, ``NaN``, nested arrays). JSON refuses raw control
+characters in strings, which TOML refuses too, apart from the tab (those values go to
+tomllib). The other values of the subset (literal strings, times) are read with a
+regular expression, and the keys, blanks and comments are checked with others.
+``tomllib`` and ``datetime`` are imported only for the files that need them.
 """
 
 from __future__ import annotations
 
-import datetime
+import json
 import re
-import tomllib
 from decimal import Decimal
 from typing import Any
 
-# Bare keys only; quoted and dotted keys go to tomllib.
-_KEY = re.compile(r"[ \t]*([A-Za-z0-9_-]+)[ \t]*=[ \t]*")
-# One value; a number or boolean must not run on into other characters ("1e5", "12:30").
-_VALUE = re.compile(
-    r'"([^"\\\x00-\x1f\x7f]*)"'  # 1: basic string without escapes or control characters
-    r"|'([^'\x00-\x1f\x7f]*)'"  # 2: literal string
-    r"|(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?(?![0-9A-Za-z_.:+-])"  # 3, 4: integer, decimal part
-    r"|(true|false)(?![0-9A-Za-z_-])"  # 5: boolean
-    r"|([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?![0-9.])"  # 6-8: local time
-)
-_COMMA = re.compile(r"[ \t]*,[ \t]*")
-# Whole arrays of basic strings or of integers (the actions, stacks...), read in C.
-_STRING = r'"([^"\\\x00-\x1f\x7f]*)"'
-_INTEGER = r"(-?(?:0|[1-9][0-9]*))"
-_STRINGS = re.compile(rf"\[[ \t]*(?:{_STRING}[ \t]*,[ \t]*)*(?:{_STRING}[ \t]*)?\]")
-_INTEGERS = re.compile(rf"\[[ \t]*(?:{_INTEGER}[ \t]*,[ \t]*)*(?:{_INTEGER}[ \t]*)?\]")
-_STRING_ITEM = re.compile(_STRING)
-_INTEGER_ITEM = re.compile(_INTEGER)
-# The end of a line: a comment may hold any character but the control ones (tab aside).
+# JSON's C scanner, with JSON decimals read as TOML decimals are here (parse_float=Decimal).
+_scan_json = json.JSONDecoder(parse_float=Decimal).scan_once
+# What a value read by _scan_json may be (a list: of the others, checked apart).
+_SCALAR_TYPES = frozenset((str, int, bool, Decimal))
+# The keys of a text, one a line: bare keys only (quoted and dotted keys go to tomllib).
+_KEYS = re.compile(r"(?:[ \t]*[A-Za-z0-9_-]+[ \t]*\n)*")
+# What may follow a value on its line, and all of a blank or comment line: a comment may
+# hold any character but the control ones (tab aside).
 _END = re.compile(r"[ \t]*(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?")
-
-
-class _NotPlain(Exception):
-    """The text leaves the plain subset: let tomllib read it."""
+# The values JSON does not read: a literal string or a local time; a time must not run on
+# into other characters ("12:30:00.5").
+_OTHER_VALUE = re.compile(
+    r"'([^'\x00-\x1f\x7f]*)'|([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?![0-9.])"
+)
 
 
 def loads(text: str) -> dict[str, Any]:
     """Read a TOML text as ``tomllib.loads(text, parse_float=Decimal)`` does."""
-    try:
-        return _loads_plain(text)
-    except _NotPlain:
-        return tomllib.loads(text, parse_float=Decimal)
+    data = _loads_plain(text)
+    if data is None:
+        import tomllib  # here: plain PHH files do not need it
 
-
-def _loads_plain(text: str) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-        if "\r" in text:  # a carriage return alone
-            raise _NotPlain
-    for line in text.split("\n"):
-        key_match = _KEY.match(line)
-        if key_match is None:
-            if _END.fullmatch(line) is None:  # neither blank nor a comment
-                raise _NotPlain
-            continue
-        key = key_match.group(1)
-        if key in data:
-            raise _NotPlain  # tomllib reports the repeated key
-        pos = key_match.end()
-        if line.startswith("[", pos):
-            if strings := _STRINGS.match(line, pos):
-                value, pos = _STRING_ITEM.findall(line, pos, strings.end()), strings.end()
-            elif integers := _INTEGERS.match(line, pos):
-                items = _INTEGER_ITEM.findall(line, pos, integers.end())
-                value, pos = [int(item) for item in items], integers.end()
-            else:
-                value, pos = _array(line, pos + 1)
-        else:
-            value, pos = _scalar(line, pos)
-        if _END.fullmatch(line, pos) is None:
-            raise _NotPlain
-        data[key] = value
+        data = tomllib.loads(text, parse_float=Decimal)
     return data
 
 
-def _array(line: str, pos: int) -> tuple[list[Any], int]:
-    """The one-line array whose ``[`` ends before ``pos``; the position after its ``]``."""
-    items: list[Any] = []
-    pos = _skip_space(line, pos)
-    while not line.startswith("]", pos):
-        value, pos = _scalar(line, pos)
-        items.append(value)
-        comma = _COMMA.match(line, pos)
-        if comma is not None:
-            pos = comma.end()
-        else:
-            pos = _skip_space(line, pos)
-            if not line.startswith("]", pos):
-                raise _NotPlain
-    return items, pos + 1
+def _loads_plain(text: str) -> dict[str, Any] | None:
+    """The fields of a text in the plain subset; None for any other text."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        if "\r" in text:  # a carriage return alone
+            return None
+    if "\\" in text or "\x7f" in text:
+        return None
+    data: dict[str, Any] = {}
+    keys: list[str] = []
+    for line in text.split("\n"):
+        key, equals, rest = line.partition("=")
+        if not equals or "#" in key:  # no key: the line must be blank or a comment
+            if _END.fullmatch(line) is None:
+                return None
+            continue
+        value_text = rest.lstrip(" \t")
+        value, end = _value(value_text)
+        if end != len(value_text) and (end < 0 or _END.fullmatch(value_text, end) is None):
+            return None
+        keys.append(key)
+        data[key.strip(" \t")] = value
+    if len(data) != len(keys):
+        return None  # tomllib reports the repeated key
+    if keys and _KEYS.fullmatch("\n".join(keys) + "\n") is None:
+        return None
+    return data
 
 
-def _skip_space(line: str, pos: int) -> int:
-    """The position of the first character at or after ``pos`` that is not a blank."""
-    while line.startswith((" ", "\t"), pos):
-        pos += 1
-    return pos
-
-
-def _scalar(line: str, pos: int) -> tuple[Any, int]:
-    """The value starting at ``pos`` and the position after it."""
-    match = _VALUE.match(line, pos)
+def _value(text: str) -> tuple[Any, int]:
+    """The value at the start of ``text`` and where it ends (-1: not a plain value)."""
+    try:
+        value, end = _scan_json(text, 0)
+    except (StopIteration, ValueError, RecursionError):  # not JSON, or bad JSON
+        value, end = None, -1
+    kind = type(value)
+    if kind is list:
+        if _SCALAR_TYPES.issuperset(map(type, value)):
+            return value, end
+        return None, -1
+    if kind in _SCALAR_TYPES and (end == len(text) or text[end] in " \t#"):
+        return value, end
+    # Not JSON, or JSON that stops too early to be the whole TOML value ("12" of
+    # "12:30:00", "1" of "1_000").
+    match = _OTHER_VALUE.match(text)
     if match is None:
-        raise _NotPlain
-    basic, literal, integer, fraction, boolean, hour, minute, second = match.groups()
-    value: Any
-    if basic is not None:
-        value = basic
-    elif literal is not None:
-        value = literal
-    elif integer is not None:
-        value = Decimal(integer + fraction) if fraction else int(integer)
-    elif boolean is not None:
-        value = boolean == "true"
-    else:
-        value = datetime.time(int(hour), int(minute), int(second))
-    return value, match.end()
+        return None, -1
+    literal, hour, minute, second = match.groups()
+    if literal is not None:
+        return literal, match.end()
+    import datetime  # here: only files with a time need it
+
+    return datetime.time(int(hour), int(minute), int(second)), match.end()

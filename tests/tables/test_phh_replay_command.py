@@ -83,3 +83,34 @@ def test_manage_py_runs_phh_replay_without_django_and_jobs_change_nothing(tmp_pa
         assert "21 of 21 hands replayed" in result.stderr
         assert {p.name for p in out.iterdir()} == {p.name for p in (tmp_path / "in").iterdir()}
         assert all(p.read_text() == text for p in out.iterdir())
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_clashing_names_are_the_same_whatever_the_jobs(tmp_path: Path, jobs: str) -> None:
+    from tables.engine import phh_cli
+
+    text = write_golden(tmp_path / "in" / "a")
+    bad = text.replace('"p3 cbr 300"', '"p3 cbr 150"')
+    for k in range(12):  # enough files for three processes
+        folder = tmp_path / "in" / f"f{k:02d}"
+        folder.mkdir()
+        # One clash fails: the next file with that name takes the plain name then.
+        (folder / "hand.phh").write_text(bad if k == 0 else text)
+        (folder / f"own{k}.phh").write_text(text)
+    out = tmp_path / "out"
+    argv = [str(tmp_path / "in"), "--out", str(out), "--jobs", jobs]
+    assert phh_cli.main(argv) == 1
+    names = sorted(p.name for p in out.iterdir())
+    # a/hand.phh is first; f00's fails; the others get their folders in the name.
+    expected = ["hand.phh", *(f"in_f{k:02d}_hand.phh" for k in range(1, 12))]
+    assert names == sorted(expected + [f"own{k}.phh" for k in range(12)])
+    assert all(p.read_text() == text for p in out.iterdir())
+
+
+def test_unusual_command_lines_go_through_argparse(capsys: pytest.CaptureFixture[str]) -> None:
+    from tables.engine import phh_cli
+
+    with pytest.raises(SystemExit) as info:
+        phh_cli.main(["--jobs", "x", "some.phh"])
+    assert info.value.code == 2
+    assert "invalid int value" in capsys.readouterr().err
