@@ -36,7 +36,7 @@ the events of the hand (those of ``start_hand`` and of every ``apply``, in order
 
 Import (:func:`parse_phh`, :func:`replay_phh`) reads such a file back, rebuilds the
 table configuration, the seats and the deck (``_deck``, else from the dealt cards), plays
-every action through :func:`~tables.engine.state.apply` and exports the hand again: the
+every action through :func:`~tables.engine.state.apply_in_place` and exports the hand again: the
 finishing stacks, winnings and rake are the engine's, never copied from the input. An
 action the engine refuses raises :class:`PhhReplayError` with its index and the reason.
 """
@@ -68,7 +68,7 @@ from tables.engine.events import (
     Shown,
     TimedOut,
 )
-from tables.engine.state import HandState, SeatEntry, apply, start_hand
+from tables.engine.state import HandState, SeatEntry, apply_in_place, start_hand
 
 if TYPE_CHECKING:
     import datetime  # imported where a time is read or written: most files have none
@@ -602,13 +602,14 @@ def _checks(state: HandState, seat: int) -> bool:
 def _apply(
     state: HandState, action: Action, index: int, line: str, timeout: str | None = None
 ) -> tuple[HandState, list[Event]]:
-    """``apply`` with the engine's refusal turned into a :class:`PhhReplayError`.
+    """``apply_in_place`` (the replay owns its state) with the engine's refusal turned
+    into a :class:`PhhReplayError`.
 
     ``timeout``: the resolution the file says a timeout had (check, fold, protected);
     the engine decides it from the rules, and a file that disagrees is refused.
     """
     try:
-        new_state, events = apply(state, action)
+        events = apply_in_place(state, action)
     except errors.IllegalAction as exc:
         raise PhhReplayError(index, line, exc.reason) from None
     if timeout is not None:
@@ -617,7 +618,7 @@ def _apply(
             raise PhhReplayError(
                 index, line, f"the engine resolves this timeout as {resolved}, not {timeout}"
             )
-    return new_state, events
+    return state, events
 
 
 def _seat(seat_of: dict[str, int], player: str, index: int, line: str) -> int:
