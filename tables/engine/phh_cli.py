@@ -33,7 +33,7 @@ import stat
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from tables.engine.phh import PhhError, PhhReplayError, replay_phh
 
@@ -97,7 +97,8 @@ def _pathname(path: str | os.PathLike[str]) -> str:
 
 
 def _kind(path: str) -> str | None:
-    """ "dir", "other" (exists) or None (does not), as ``Path.is_dir``/``exists`` tell."""
+    """Whether ``path`` is a directory ("dir"), something else ("other") or nothing
+    (None), as ``Path.is_dir`` and ``Path.exists`` tell."""
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:
@@ -207,26 +208,25 @@ def _results(files: list[str], targets: list[str | None], jobs: int) -> list[Res
     jobs = min(jobs, len(files) // MIN_FILES_PER_JOB)
     if jobs <= 1 or not hasattr(os, "fork"):
         return [replay_file(path, target) for path, target in zip(files, targets, strict=True)]
-    chunks = min(jobs * CHUNKS_PER_JOB, _MAX_CHUNKS)
-    size = -(-len(files) // chunks)
-    starts = range(0, len(files), size)
+    size = -(-len(files) // min(jobs * CHUNKS_PER_JOB, _MAX_CHUNKS))  # files per chunk
+    chunks = -(-len(files) // size)
     # The chunk numbers wait in a pipe; each process reads the next one when it is free.
     queue, queue_end = os.pipe()
-    os.write(queue_end, b"".join(k.to_bytes(2, "little") for k in range(len(starts))))
+    os.write(queue_end, b"".join(k.to_bytes(2, "little") for k in range(chunks)))
     os.close(queue_end)
     children: dict[int, int] = {}  # pid: the read end of the pipe of its results
     try:
         for _ in range(jobs - 1):
             read_end, write_end = os.pipe()
             pid = os.fork()
-            if pid == 0:  # the worker: replay, send the results, and leave at once
+            if pid == 0:  # the worker
                 os.close(read_end)
                 for fd in children.values():
                     os.close(fd)  # the parent must see each worker's pipe end with it
-                _work_and_exit(queue, write_end, files, targets, starts, size)
+                _work_and_exit(queue, write_end, files, targets, size)
             os.close(write_end)
             children[pid] = read_end
-        done = _work(queue, files, targets, starts, size)
+        done = _work(queue, files, targets, size)
         for pid in list(children):
             done.update(_collect(pid, children.pop(pid)))
     finally:
@@ -237,29 +237,25 @@ def _results(files: list[str], targets: list[str | None], jobs: int) -> list[Res
         for pid, fd in children.items():
             os.close(fd)
             os.waitpid(pid, 0)
-    return [result for k in range(len(starts)) for result in done[k]]
+    return [result for k in range(chunks) for result in done[k]]
 
 
 def _work(
-    queue: int, files: list[str], targets: list[str | None], starts: range, size: int
+    queue: int, files: list[str], targets: list[str | None], size: int
 ) -> dict[int, list[Result]]:
-    """Replay the chunks read from ``queue`` until it is empty: results by chunk."""
+    """Replay the chunks of ``size`` files whose numbers are read from ``queue`` until it
+    is empty: their results by chunk number."""
     done: dict[int, list[Result]] = {}
     while chunk := os.read(queue, 2):  # a pipe read returns the 2 bytes or none
         k = int.from_bytes(chunk, "little")
-        end = min(starts[k] + size, len(files))
-        done[k] = [replay_file(files[i], targets[i]) for i in range(starts[k], end)]
+        chunk_files = range(k * size, min((k + 1) * size, len(files)))
+        done[k] = [replay_file(files[i], targets[i]) for i in chunk_files]
     return done
 
 
 def _work_and_exit(
-    queue: int,
-    pipe: int,
-    files: list[str],
-    targets: list[str | None],
-    starts: range,
-    size: int,
-) -> None:
+    queue: int, pipe: int, files: list[str], targets: list[str | None], size: int
+) -> NoReturn:
     """In a forked worker: :func:`_work`, its results written to ``pipe`` with
     :mod:`marshal` (or the error's traceback as text), then ``os._exit`` (none of the
     parent's clean-up)."""
@@ -268,7 +264,7 @@ def _work_and_exit(
     status = 1
     try:
         try:
-            payload = marshal.dumps(_work(queue, files, targets, starts, size))
+            payload = marshal.dumps(_work(queue, files, targets, size))
             status = 0
         except BaseException:
             import traceback
@@ -288,9 +284,8 @@ def _collect(pid: int, pipe: int) -> dict[int, list[Result]]:
         payload = stream.read()
     _, status = os.waitpid(pid, 0)
     if status != 0:
-        detail = (
-            payload.decode(errors="replace") or f"exit code {os.waitstatus_to_exitcode(status)}"
-        )
+        code = os.waitstatus_to_exitcode(status)
+        detail = payload.decode(errors="replace") or f"exit code {code}"
         raise RuntimeError(f"a phh_replay worker process failed:\n{detail}")
     results: dict[int, list[Result]] = marshal.loads(payload)  # noqa: S302 - our worker's
     return results
