@@ -394,7 +394,8 @@ def _toml(value: Any) -> str:
 class PhhHand:
     """A PHH file read into what the engine needs to play it again.
 
-    ``fields`` keeps every field of the file; ``actions`` its action lines.
+    ``fields`` keeps every field of the file; ``actions`` its action lines; ``board`` the
+    cards of its ``d db`` lines, in order.
     """
 
     fields: dict[str, Any]
@@ -404,6 +405,7 @@ class PhhHand:
     deck: list[int]
     kill: KillInfo | None
     actions: list[str] = field(default_factory=list)
+    board: list[int] = field(default_factory=list)
 
 
 def parse_phh(text: str) -> PhhHand:
@@ -501,7 +503,7 @@ def parse_phh(text: str) -> PhhHand:
         for k in range(n)
     ]
     deck = _deck(data, holes, board, n)
-    return PhhHand(data, config, seats, seat_numbers[-1], deck, kill, list(actions))
+    return PhhHand(data, config, seats, seat_numbers[-1], deck, kill, list(actions), board)
 
 
 @functools.lru_cache(maxsize=256)
@@ -546,17 +548,19 @@ def replay_phh(text: str) -> tuple[HandState, str]:
             match = _PROTECTED.match(comment or "")
             if match:
                 seat = _seat(seat_of, f"p{match.group(1)}", index, line)
-                state, new = _apply(state, _timeout(seat), index, line, "protected")
-                events += new
+                events += _apply(state, _timeout(seat), index, line, "protected")
             continue
         if words[0] == "d":
             if len(words) == 3 and words[1] == "db":
-                cards = _cards(words[2])
-                if state.board[board_seen : board_seen + len(cards)] != cards:
+                # This line's cards, as parse_phh read them: two letters each.
+                end = board_seen + len(words[2]) // 2
+                if state.board[board_seen:end] != hand.board[board_seen:end]:
                     raise PhhReplayError(index, line, "the engine dealt other board cards")
-                board_seen += len(cards)
+                board_seen = end
             continue  # hole cards were checked when the deck was built
-        seat = _seat(seat_of, words[0], index, line)
+        seat = seat_of.get(words[0])
+        if seat is None:  # another spelling of the player, or no such player
+            seat = _seat(seat_of, words[0], index, line)
         verb = words[1] if len(words) > 1 else ""
         if verb == "sm":
             continue  # the engine decides who shows; the file's choices set auto-muck
@@ -576,8 +580,7 @@ def replay_phh(text: str) -> tuple[HandState, str]:
             action = Action.bet_raise(seat, int(words[2]))
         else:
             raise PhhReplayError(index, line, "not an action of these games")
-        state, new = _apply(state, action, index, line, expect)
-        events += new
+        events += _apply(state, action, index, line, expect)
     if not state.over:
         raise PhhReplayError(len(hand.actions), "", "the actions end before the hand is over")
     meta = (
@@ -601,7 +604,7 @@ def _checks(state: HandState, seat: int) -> bool:
 
 def _apply(
     state: HandState, action: Action, index: int, line: str, timeout: str | None = None
-) -> tuple[HandState, list[Event]]:
+) -> list[Event]:
     """``apply_in_place`` (the replay owns its state) with the engine's refusal turned
     into a :class:`PhhReplayError`.
 
@@ -618,7 +621,7 @@ def _apply(
             raise PhhReplayError(
                 index, line, f"the engine resolves this timeout as {resolved}, not {timeout}"
             )
-    return state, events
+    return events
 
 
 def _seat(seat_of: dict[str, int], player: str, index: int, line: str) -> int:
@@ -721,6 +724,8 @@ def _amounts(data: dict[str, Any], name: str) -> list[int]:
 
 def _int(value: Any, name: str) -> int:
     """An integer amount (cents); PHH files with fractional amounts are refused."""
+    if type(value) is int:
+        return value
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
         raise PhhError(f"{name!r} must be an integer number of cents")
     if isinstance(value, Decimal):

@@ -34,6 +34,10 @@ _scan_json = json.JSONDecoder(parse_float=Decimal).scan_once
 _SCALAR_TYPES = frozenset((str, int, bool, Decimal))
 # The keys of a text, one a line: bare keys only (quoted and dotted keys go to tomllib).
 _KEYS = re.compile(r"(?:[ \t]*[A-Za-z0-9_-]+[ \t]*\n)*")
+# Keys (with the blanks around them) already found bare: files mostly have the same keys,
+# and a set look-up costs less than the regular expression. Kept to a bounded size.
+_BARE_KEYS: set[str] = set()
+_MAX_BARE_KEYS = 1000
 # What may follow a value on its line, and all of a blank or comment line: a comment may
 # hold any character but the control ones (tab aside).
 _END = re.compile(r"[ \t]*(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?")
@@ -78,8 +82,11 @@ def _loads_plain(text: str) -> dict[str, Any] | None:
         data[key.strip(" \t")] = value
     if len(data) != len(keys):
         return None  # tomllib reports the repeated key
-    if keys and _KEYS.fullmatch("\n".join(keys) + "\n") is None:
-        return None
+    if not _BARE_KEYS.issuperset(keys):
+        if _KEYS.fullmatch("\n".join(keys) + "\n") is None:
+            return None
+        if len(_BARE_KEYS) < _MAX_BARE_KEYS:
+            _BARE_KEYS.update(keys)
     return data
 
 
