@@ -33,7 +33,6 @@ from operator import itemgetter
 from typing import Any, ClassVar, TypeVar
 
 T = TypeVar("T", bound=type)
-R = TypeVar("R", bound="Record")
 
 
 class Record(tuple):
@@ -92,15 +91,6 @@ class Record(tuple):
     def __getnewargs__(self) -> tuple[Any, ...]:
         # pickle and copy call __new__ with these: the values in field order.
         return tuple(self)
-
-    def replace(self: R, **changes: Any) -> R:
-        """A copy with some fields changed (like :func:`dataclasses.replace`)."""
-        unknown = set(changes) - set(self.fields)
-        if unknown:
-            raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
-        return self.of(
-            tuple(changes.get(name, value) for name, value in zip(self.fields, self, strict=True))
-        )
 
 
 def _make_new(cls: type, names: list[str], defaults: dict[str, Any]) -> Any:
