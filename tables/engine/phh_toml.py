@@ -1,24 +1,25 @@
 """A fast reader for the plain TOML that PHH files are made of, with ``tomllib`` behind it.
 
-PHH files (ours and pokerkit's) are flat: one ``key = value`` per line, the values being
-integers, decimals, booleans, strings without escapes, ``HH:MM:SS`` times and one-line
-arrays of those. :func:`loads` reads exactly that subset, several times faster than
-``tomllib``, and hands anything else (tables, escapes, multi-line arrays, dates,
-nested arrays, a repeated key...) to ``tomllib.loads(text, parse_float=Decimal)``, so
+PHH files (ours and pokerkit's) are flat: one ``key = value`` per line (bare keys), the
+values being integers, decimals, booleans, strings without escapes, one-line arrays of
+those, literal strings and ``HH:MM:SS`` times; blank lines and comments between them.
+:func:`loads` reads exactly that subset, several times faster than ``tomllib``, and hands
+anything else (tables, escapes, multi-line or nested arrays, dates, literal strings or
+times in arrays, a repeated key...) to ``tomllib.loads(text, parse_float=Decimal)``, so
 every valid TOML file loads and every invalid one raises ``tomllib.TOMLDecodeError``.
 What the fast path accepts, it returns exactly as ``tomllib`` would
 (``tests/engine/test_phh_toml.py`` compares the two).
 
 Most values are read by JSON's scanner, which is written in C: a TOML string without
-escapes, integer, decimal, boolean or array of those is written exactly as in JSON and
-means the same. The few places where JSON accepts more are refused before or after the
-scan: any backslash (JSON's escapes are not TOML's) or DEL character in the text (JSON
-strings may hold DEL), and any result other than a str, int, bool, Decimal or a flat
-list of those (``null``, objects, ``NaN``, nested arrays). JSON refuses raw control
-characters in strings, which TOML refuses too, apart from the tab (those values go to
-tomllib). The other values of the subset (literal strings, times) are read with a
-regular expression, and the keys, blanks and comments are checked with others.
-``tomllib`` and ``datetime`` are imported only for the files that need them.
+escapes, integer, decimal (exponent or not), boolean or array of those is written
+exactly as in JSON and means the same. Where JSON accepts more, the text is refused
+before or after the scan: any backslash (JSON's escapes are not TOML's) or DEL character
+in the text (JSON strings may hold DEL), and any result other than a str, int, bool,
+Decimal or a flat list of those (``null``, objects, ``NaN``, nested arrays). JSON refuses
+raw control characters in strings, as TOML does, apart from the tab (those values go to
+tomllib). Literal strings and times are read with a regular expression; the keys, blanks
+and comments are checked with others. ``tomllib`` and ``datetime`` are imported only for
+the files that need them.
 """
 
 from __future__ import annotations

@@ -33,6 +33,12 @@ PIECES = [
     ".5",
     "inf",
     "nan",
+    "NaN",
+    "Infinity",
+    "null",
+    "-1.5e-3",
+    "0e5",
+    "1E05",
     "true",
     "false",
     "True",
@@ -63,6 +69,12 @@ PIECES = [
     "[[1], [2]]",
     "[1, 'x', true, 0.5]",
     "[1 2]",
+    "[1, null]",
+    '["a\\tb"]',
+    '["a\tb"]',
+    '"del\x7f"',
+    '{"a": 1}',
+    "[[1], 2]",
     "{a = 1}",
     "[",
     "",
@@ -99,6 +111,40 @@ def test_every_value_form_reads_like_tomllib(piece: str, suffix: str) -> None:
     for text in (f"k = {piece}{suffix}\n", f"k = {piece}{suffix}", f"  k={piece}{suffix}\r\n"):
         expected, got = read_both(text)
         assert got == expected, repr(text)
+
+
+# The values the fast path reads itself (the others go to tomllib).
+FAST_PIECES = [
+    "1",
+    "-0",
+    "1e5",
+    "0.05",
+    "-1.50",
+    "true",
+    "false",
+    '"p1 cc"',
+    '"p3 cc # timeout"',
+    "'literal # not a comment'",
+    '""',
+    "''",
+    '"caf\u00e9"',
+    "12:30:00",
+    "[]",
+    "[ ]",
+    "[1, 2, 3]",
+    '["a", "b" ]',
+    '[1, "x", true, 0.5]',
+]
+
+
+@pytest.mark.parametrize("piece", FAST_PIECES)
+@pytest.mark.parametrize("suffix", ["", " ", "\t", " # comment", "#"])
+def test_plain_values_take_the_fast_path(piece: str, suffix: str) -> None:
+    for text in (f"k = {piece}{suffix}\n", f"k = {piece}{suffix}", f"  k={piece}{suffix}\r\n"):
+        assert phh_toml._loads_plain(text) is not None, repr(text)
+        expected, got = read_both(text)
+        assert got == expected, repr(text)
+    assert phh_toml._loads_plain(f"# comment\n\nk = {piece}\nk2 = 1\n") is not None
 
 
 @pytest.mark.parametrize("key", KEYS)
