@@ -31,6 +31,11 @@ class ActionKind(StrEnum):
     TIMEOUT = "timeout"
 
 
+# The members as plain names (a member read from its enum class is slow, see config.py).
+FOLD, CHECK, CALL = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL
+BET_RAISE, TIMEOUT = ActionKind.BET_RAISE, ActionKind.TIMEOUT
+
+
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Action:

@@ -27,7 +27,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from tables.engine.config import KillMode, Structure, TableConfig
+from tables.engine.config import (
+    FL,
+    LIMIT_STRUCTURES,
+    NL,
+    NO_KILL,
+    SL,
+    KillMode,
+    Structure,
+    TableConfig,
+)
 from tables.engine.records import fast_init
 
 #: Maximum number of bets in a limit betting round (bet, raise, re-raise, cap).
@@ -45,16 +54,22 @@ class Street(StrEnum):
     @property
     def is_late(self) -> bool:
         """Turn and river: the big bet applies in limit games."""
-        return self in (Street.TURN, Street.RIVER)
+        return self in LATE_STREETS
 
     @property
     def board_cards(self) -> int:
         """How many board cards are visible during this street's betting."""
-        return _BOARD_CARDS[self]
+        return BOARD_CARDS[self]
 
 
-_BOARD_CARDS = {Street.PREFLOP: 0, Street.FLOP: 3, Street.TURN: 4, Street.RIVER: 5}
-NEXT_STREET = {Street.PREFLOP: Street.FLOP, Street.FLOP: Street.TURN, Street.TURN: Street.RIVER}
+# The members as plain names (a member read from its enum class is slow, see config.py).
+PREFLOP, FLOP, TURN, RIVER = Street.PREFLOP, Street.FLOP, Street.TURN, Street.RIVER
+#: Turn and river: the big bet applies in limit games (``street in LATE_STREETS`` is
+#: what ``street.is_late`` says, without a Python call).
+LATE_STREETS = frozenset((TURN, RIVER))
+#: Board cards visible during each street's betting (``street.board_cards``).
+BOARD_CARDS = {PREFLOP: 0, FLOP: 3, TURN: 4, RIVER: 5}
+NEXT_STREET = {PREFLOP: FLOP, FLOP: TURN, TURN: RIVER}
 
 
 @fast_init
@@ -75,14 +90,14 @@ class Limits:
     multiplier: str = "1"
 
     @classmethod
-    def for_hand(cls, config: TableConfig, scale: KillMode = KillMode.NONE) -> Limits:
+    def for_hand(cls, config: TableConfig, scale: KillMode = NO_KILL) -> Limits:
         """Limits of a hand of ``config``; ``scale`` FULL doubles them, HALF x1.5.
 
         Kill and overblind hands (limit games only) multiply the small and big bets and
         both ends of the spread, rounded down to the cent (finer point 2). The blinds are
         not changed: the kill blind / overblind is posted on top.
         """
-        if scale is KillMode.NONE:  # almost every hand: the table's own limits, no scaling
+        if scale is NO_KILL:  # almost every hand: the table's own limits, no scaling
             return cls(
                 config.structure,
                 config.big_blind,
@@ -106,15 +121,16 @@ class Limits:
 
     def limit_unit(self, street: Street) -> int:
         """Fixed-limit bet size: the small bet preflop and on the flop, else the big bet."""
-        return self.big_bet if street.is_late else self.small_bet
+        return self.big_bet if street in LATE_STREETS else self.small_bet
 
     def min_bet(self, street: Street) -> int:
         """Smallest opening bet of a street (the initial ``last_raise``)."""
-        if self.structure is Structure.FL:
-            return self.limit_unit(street)
-        if self.structure is Structure.SL:
+        structure = self.structure
+        if structure is FL:
+            return self.big_bet if street in LATE_STREETS else self.small_bet
+        if structure is SL:
             return self.spread_min
-        if self.min_bet_doubles_late and street.is_late:
+        if self.min_bet_doubles_late and street in LATE_STREETS:
             return self.big_bet
         return self.big_blind
 
@@ -139,9 +155,10 @@ class Limits:
 
 def min_raise_increment(limits: Limits, street: Street, last_raise: int) -> int:
     """Smallest increment over ``to_match`` that makes a *full* bet or raise."""
-    if limits.structure is Structure.FL:
-        return limits.limit_unit(street)
-    if limits.structure is Structure.SL:
+    structure = limits.structure
+    if structure is FL:
+        return limits.big_bet if street in LATE_STREETS else limits.small_bet
+    if structure is SL:
         # "A raise must be at least the previous bet or raise", within the spread.
         return min(max(limits.spread_min, last_raise), limits.spread_max)
     return last_raise
@@ -168,18 +185,18 @@ def raise_bounds(
     (300, 800)
     """
     structure = limits.structure
-    increment = min_raise_increment(limits, street, last_raise)
-    min_to = to_match + increment
-    if structure is Structure.FL:
+    if structure is FL:
+        min_to = to_match + (limits.big_bet if street in LATE_STREETS else limits.small_bet)
         return min_to, min_to
-    if structure is Structure.SL:
+    min_to = to_match + min_raise_increment(limits, street, last_raise)
+    if structure is SL:
         return min_to, to_match + limits.spread_max
-    if structure is Structure.NL:
+    if structure is NL:
         return min_to, None
     # Pot limit: the pot after calling, plus the call.
     call = to_match - committed
     max_to = to_match + pot_total + call
-    if to_match == 0 and limits.min_bet_doubles_late and street.is_late:
+    if to_match == 0 and limits.min_bet_doubles_late and street in LATE_STREETS:
         # Finer point 11: the big bet may always be bet, even into a smaller pot.
         max_to = max(max_to, limits.big_bet)
     return min_to, max(max_to, min_to)
@@ -187,4 +204,4 @@ def raise_bounds(
 
 def is_capped(limits: Limits, full_bets: int) -> bool:
     """True when a limit round already has its 4 bets (only call or fold remain)."""
-    return limits.structure.is_limit and full_bets >= LIMIT_CAP
+    return full_bets >= LIMIT_CAP and limits.structure in LIMIT_STRUCTURES

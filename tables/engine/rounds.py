@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from tables.engine import settle
-from tables.engine.betting import NEXT_STREET, Street
+from tables.engine.betting import BOARD_CARDS, NEXT_STREET, RIVER, Street
 from tables.engine.events import DealtBoard, Event, PotInfo, Pots, UncalledReturned
 from tables.engine.positions import clockwise_tuple
 from tables.engine.pots import build_pots, uncalled_excess
@@ -35,50 +35,38 @@ ALL_IN = PlayerStatus.ALL_IN
 PROTECTED = PlayerStatus.PROTECTED
 
 
-def next_actor(st: HandState, after: int | None) -> int | None:
-    """The next player in the round's order who must act, after ``after`` (None: first).
+def next_actor(st: HandState, position: int = 0) -> int | None:
+    """The next player who must act, searching the round's order from ``position``.
 
-    A player must act when they are still in with chips (status ``IN``), somebody else
-    is still in the hand, and either they have not acted since the last full bet or
-    raise or they are below ``to_match``. When nobody else can act (all-in), only
-    calling or folding to the largest other commitment can matter.
+    ``st.order`` holds only the players who can still act (status ``IN``), in the
+    round's order; the search wraps around it. Such a player must act when somebody else
+    is still in the hand and either they have not acted since the last full bet or raise
+    or they are below ``to_match``. When nobody else can act (all-in), only calling or
+    folding to the largest other commitment can matter.
     """
-    status = st.status
-    live = len(status) - status.count(FOLDED)
-    if live < 2:
-        return None
     order = st.order
-    if after is not None:  # the round's order, starting after ``after``
-        start = order.index(after) + 1
-        order = order[start:] + order[:start]
-    acted = st.acted
-    committed = st.committed
-    to_match = st.to_match
-    # Counted in C: in almost every round two or more players can still act.
-    if status.count(IN) > 1:
-        for j in order:
-            if status[j] is IN and (not acted[j] or committed[j] < to_match):
+    if len(order) > 1:
+        acted = st.acted
+        committed = st.committed
+        to_match = st.to_match
+        for j in order[position:]:
+            if not acted[j] or committed[j] < to_match:
+                return j
+        for j in order[:position]:
+            if not acted[j] or committed[j] < to_match:
                 return j
         return None
-    # Nobody else can act: call the largest other commitment or not.
-    for j in order:
-        if status[j] is IN:
-            max_other = max(
-                (c for m, c in enumerate(committed) if m != j and status[m] is not FOLDED),
-                default=0,
-            )
-            if committed[j] < max_other:
-                return j
-    return None
-
-
-def advance(st: HandState, events: list[Event], after: int) -> None:
-    """Pass the turn on, or close the round when nobody needs to act."""
-    nxt = next_actor(st, after)
-    if nxt is not None:
-        st.actor_index = nxt
-    else:
-        close_round(st, events)
+    if not order:
+        return None
+    # Nobody else can act: call the largest other commitment or not (none left when
+    # everyone else folded: the hand is won).
+    j = order[0]
+    status = st.status
+    committed = st.committed
+    max_other = max(
+        [c for m, c in enumerate(committed) if m != j and status[m] is not FOLDED], default=0
+    )
+    return j if committed[j] < max_other else None
 
 
 def close_round(st: HandState, events: list[Event]) -> None:
@@ -103,13 +91,13 @@ def close_round(st: HandState, events: list[Event]) -> None:
     if sum(live) == 1:
         settle.finish_uncontested(st, events, pots)
         return
-    if st.street is Street.RIVER:
+    if st.street is RIVER:
         settle.showdown(st, events, pots)
         return
     if st.status.count(IN) <= 1:
         # At most one player can still bet: run the board out (RULES.md 3.7).
         st.runout = True
-        while st.street is not Street.RIVER:
+        while st.street is not RIVER:
             deal_street(st, NEXT_STREET[st.street], events)
         settle.showdown(st, events, pots)
         return
@@ -119,14 +107,17 @@ def close_round(st: HandState, events: list[Event]) -> None:
     st.full_bets = 0
     st.acted = [False] * n
     st.aggressor = None
-    st.order = clockwise_tuple((st.seats.index(st.button) + 1) % n, n)
-    st.actor_index = next_actor(st, None)
+    status = st.status
+    clockwise = clockwise_tuple((st.seats.index(st.button) + 1) % n, n)
+    st.order = tuple([j for j in clockwise if status[j] is IN])
+    st.actor_index = next_actor(st)
 
 
 def deal_street(st: HandState, street: Street, events: list[Event]) -> None:
     """Deal the board cards of ``street`` (the next cards of the deck, no burn)."""
-    start = len(st.seats) * st.config.game.hole_cards + len(st.board)
-    cards = st.deck[start : start + street.board_cards - len(st.board)]
+    board = st.board
+    start = len(st.seats) * len(st.hole[0]) + len(board)  # after the hole cards dealt
+    cards = st.deck[start : start + BOARD_CARDS[street] - len(board)]
     st.board.extend(cards)
     st.street = street
     events.append(DealtBoard.of((str(street), tuple(cards))))

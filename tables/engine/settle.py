@@ -24,7 +24,7 @@ from __future__ import annotations
 from operator import add
 from typing import TYPE_CHECKING, Any
 
-from tables.engine.config import KillInfo, KillMode
+from tables.engine.config import NO_KILL, OMAHA8, KillInfo
 from tables.engine.evaluator import describe_high, describe_low, high_function, low_value
 from tables.engine.events import Chopped, Event, HandEnded, Mucked, Raked, SeatAmount, Shown, Won
 from tables.engine.positions import clockwise_tuple
@@ -124,7 +124,7 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
     n = len(seats)
     live = [s != "folded" for s in st.status]
     high_value = high_function(str(st.config.game))  # (high_value with the game looked up once)
-    hi_lo = st.config.game.hi_lo
+    hi_lo = st.config.game is OMAHA8
     board = st.board
     highs: dict[int, int] = {}
     lows: dict[int, int | None] = {}
@@ -270,7 +270,7 @@ def _result(
     kill_mode = st.config.kill
     if (
         scooper is not None
-        and kill_mode is not KillMode.NONE
+        and kill_mode is not NO_KILL
         and sum([p.amount for p in pots]) >= st.config.kill_min_pot
     ):
         next_kill = KillInfo(scooper, kill_mode)

@@ -35,11 +35,13 @@ Betting model
 
 Per street: ``committed[i]`` (chips put in this street), ``to_match`` (what everyone must
 reach), ``last_raise`` (size of the last full bet/raise), ``full_bets`` (limit cap count)
-and ``acted[i]`` (acted since the last *full* bet or raise). A player must act when they
-are still in with chips and have not acted since the last full raise, or are below
-``to_match``. Forced live bets (blinds, straddle, kill blind, overblind, newcomers' big
-blinds) are not actions, so their posters get the option when the action comes back
-unraised. A short all-in raises ``to_match`` but clears nobody's ``acted``: players who
+``acted[i]`` (acted since the last *full* bet or raise) and ``order`` (the players who
+can still act, status ``IN``, in the round's acting order; a player leaves it on folding,
+going all-in or being protected, so finding the next actor skips nobody). A player must
+act when they are still in with chips and have not acted since the last full raise, or
+are below ``to_match``. Forced live bets (blinds, straddle, kill blind, overblind,
+newcomers' big blinds) are not actions, so their posters get the option when the action
+comes back unraised. A short all-in raises ``to_match`` but clears nobody's ``acted``: players who
 already acted may then only call or fold (RULES.md section 2).
 
 Preflop ``to_match`` is the largest *nominal* forced live bet even if its poster was short;
@@ -89,11 +91,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from operator import attrgetter
-from typing import Any
+from typing import Any, NoReturn
 
 from tables.engine import errors, settle
-from tables.engine.actions import Action, ActionKind, LegalActions, refuse_bet_raise
+from tables.engine.actions import (
+    BET_RAISE,
+    CALL,
+    CHECK,
+    FOLD,
+    TIMEOUT,
+    Action,
+    ActionKind,
+    LegalActions,
+    refuse_bet_raise,
+)
 from tables.engine.betting import (
+    PREFLOP,
     Limits,
     Street,
     is_capped,
@@ -101,7 +114,17 @@ from tables.engine.betting import (
     raise_bounds,
 )
 from tables.engine.cards import card_str
-from tables.engine.config import KillInfo, KillMode, Structure, TableConfig
+from tables.engine.config import (
+    FL,
+    FULL_KILL,
+    HOLDEM,
+    NL,
+    NO_KILL,
+    PL,
+    SL,
+    KillInfo,
+    TableConfig,
+)
 from tables.engine.events import (
     Acted,
     Event,
@@ -120,7 +143,6 @@ from tables.engine.rounds import (
     IN,
     PROTECTED,
     PlayerStatus,
-    advance,
     close_round,
     next_actor,
 )
@@ -325,8 +347,8 @@ class HandState:
             return None, None, None
         # Nobody may bet unless someone else still in could call part of it.
         stacks = self.stacks
-        for j, s in enumerate(self.status):
-            if s is IN and j != i and self.committed[j] + stacks[j] > to_match:
+        for j in self.order:  # the players still in with chips
+            if j != i and self.committed[j] + stacks[j] > to_match:
                 break
         else:
             return None, None, "opponents_all_in"
@@ -354,20 +376,20 @@ class HandState:
             raise errors.NotYourTurn(f"It is seat {self.actor}'s turn, not seat {action.seat}'s.")
         legal = self.legal_actions()
         kind = action.kind
-        if kind is ActionKind.FOLD:
+        if kind is FOLD:
             if not legal.can_fold:
                 raise errors.NoSuchAction("You can check for free; folding is not offered.")
-        elif kind is ActionKind.CHECK:
+        elif kind is CHECK:
             if not legal.can_check:
                 raise errors.NoSuchAction(
                     f"You cannot check: it costs {legal.call_amount} to call."
                 )
-        elif kind is ActionKind.CALL:
+        elif kind is CALL:
             if legal.call_amount is None:
                 raise errors.NoSuchAction("There is nothing to call; you can check.")
-        elif kind is ActionKind.BET_RAISE:
+        elif kind is BET_RAISE:
             refuse_bet_raise(legal, action.to, self.limits.structure)
-        elif kind is not ActionKind.TIMEOUT:  # pragma: no cover - ActionKind is closed
+        elif kind is not TIMEOUT:  # pragma: no cover - ActionKind is closed
             raise errors.NoSuchAction(f"Unknown action {kind!r}.")
         return legal
 
@@ -464,6 +486,9 @@ class HandState:
         kwargs["hole"] = tuple(tuple(h) for h in d["hole"])
         kwargs["street"] = Street(d["street"])
         kwargs["status"] = [PlayerStatus(s) for s in d["status"]]
+        # Only players who can still act: states saved before ``order`` was kept that way
+        # listed everyone.
+        kwargs["order"] = tuple([j for j in d["order"] if kwargs["status"][j] is IN])
         for name in _TUPLE_FIELDS:
             kwargs[name] = tuple(d[name])
         for name in _LIST_FIELDS:
@@ -472,7 +497,7 @@ class HandState:
 
 
 _FIELD_NAMES = tuple(f.name for f in fields(HandState))
-_TUPLE_FIELDS = ("seats", "players", "starting_stacks", "auto_muck", "deck", "order")
+_TUPLE_FIELDS = ("seats", "players", "starting_stacks", "auto_muck", "deck")
 _LIST_FIELDS = ("board", "stacks", "committed", "contributed", "antes", "acted", "shown")
 
 
@@ -530,7 +555,7 @@ def start_hand(
     # Kill (limit games only, validated): the killer must still be dealt in.
     killer: int | None = None
     kill_in_force: KillInfo | None = None
-    if kill is not None and config.kill is not KillMode.NONE and kill.seat in seat_numbers:
+    if kill is not None and config.kill is not NO_KILL and kill.seat in seat_numbers:
         killer = seat_numbers.index(kill.seat)
         kill_in_force = KillInfo(kill.seat, kill.multiplier)
     # Overblind: one per hand, the first asking from the button's left (finer point 6).
@@ -549,7 +574,7 @@ def start_hand(
     if killer is not None and kill_in_force is not None:
         scale = kill_in_force.multiplier
     else:
-        scale = KillMode.FULL if overblinder is not None else KillMode.NONE
+        scale = FULL_KILL if overblinder is not None else NO_KILL
     limits = Limits.for_hand(config, scale)
 
     committed = [0] * n
@@ -600,7 +625,7 @@ def start_hand(
             post(j, "ante", config.ante, live=False)
     special: dict[int, tuple[str, int]] = {}
     if killer is not None:
-        kill_blind = limits.small_bet if config.structure is Structure.FL else limits.spread_min
+        kill_blind = limits.small_bet if config.structure is FL else limits.spread_min
         special[killer] = ("kill_blind", kill_blind)
     if overblinder is not None:
         special[overblinder] = ("overblind", 2 * bb_amount)
@@ -625,7 +650,7 @@ def start_hand(
 
     # Hole cards: one at a time clockwise from the small blind, so the player in deal
     # position p gets the deck's cards p, p + n, p + 2n, ... (a slice with step n).
-    dealt = config.game.hole_cards * n
+    dealt = (2 if config.game is HOLDEM else 4) * n  # config.game.hole_cards, inlined
     hole: list[tuple[int, ...]] = [()] * n
     for p, j in enumerate(deal_order):
         hole[j] = deck_t[p:dealt:n]
@@ -639,9 +664,9 @@ def start_hand(
         order.remove(last)
         order.append(last)
     to_match = max(nominal)
-    if config.structure in (Structure.PL, Structure.NL):
+    if config.structure is PL or config.structure is NL:
         last_raise = max(bb_amount, to_match)  # finer point 4: the straddle is a bigger BB
-    elif config.structure is Structure.SL:
+    elif config.structure is SL:
         last_raise = to_match - bb_amount if straddler is not None else to_match
     else:
         last_raise = limits.small_bet
@@ -673,7 +698,7 @@ def start_hand(
     state.kill = kill_in_force
     state.overblinder = overblinder
     state.chop_possible = chop_possible
-    state.street = Street.PREFLOP
+    state.street = PREFLOP
     state.board = []
     state.stacks = stacks
     state.status = status
@@ -682,7 +707,7 @@ def start_hand(
     state.antes = antes
     state.acted = [False] * n
     state.shown = [False] * n
-    state.order = tuple(order)
+    state.order = tuple([j for j in order if status[j] is IN])  # posts put some all-in
     state.actor_index = None
     state.to_match = to_match
     state.last_raise = last_raise
@@ -691,7 +716,7 @@ def start_hand(
     state.runout = False
     state.over = False
     state.result = None
-    state.actor_index = next_actor(state, None)
+    state.actor_index = next_actor(state)
     if state.actor_index is None:  # everyone is all-in from the posts
         close_round(state, events)
     return state, events
@@ -716,9 +741,8 @@ def apply(state: HandState, action: Action) -> tuple[HandState, list[Event]]:
     the action is not allowed. Closing a round advances the hand as far as it goes
     without a decision (next street, run-out, showdown, settlement).
     """
-    to_call = _accept(state, action)
-    st = state.copy()
-    return st, _perform(st, action, to_call)
+    st = state.copy()  # an illegal action raises on the copy, which is then dropped
+    return st, apply_in_place(st, action)
 
 
 def apply_in_place(state: HandState, action: Action) -> list[Event]:
@@ -727,98 +751,95 @@ def apply_in_place(state: HandState, action: Action) -> list[Event]:
 
     For code that loads a state only to move it on (the table services, ``phh_replay``):
     copying the state is a tenth of the cost of an action.
+
+    It accepts exactly what :meth:`HandState.verify` accepts, without building a
+    :class:`LegalActions` (this runs on every action); a refused action goes through
+    ``verify`` for its precise error. The turn then passes along ``state.order``.
     """
-    return _perform(state, action, _accept(state, action))
-
-
-def _accept(state: HandState, action: Action) -> int:
-    """Raise the precise IllegalAction unless ``action`` is allowed; else the amount to
-    call (before the stack cap)."""
     i = state.actor_index
-    if i is None or state.over or action.seat != state.seats[i]:
-        state.verify(action)  # raises HandOver or NotYourTurn
-        raise errors.HandOver("The hand is over.")  # pragma: no cover - verify raised
-    # Accept exactly what verify() accepts, without building a LegalActions (this runs on
-    # every action); a refused action goes through verify() for its precise error.
-    if state.status.count(IN) > 1:  # the actor is in: someone else can act too
-        to_call = state.to_match - state.committed[i]
-        to_call = to_call if to_call > 0 else 0
+    if i is None or action.seat != state.seats[i]:
+        _refuse(state, action)  # the hand is over or it is not this seat's turn
+    order = state.order
+    committed = state.committed
+    if len(order) > 1:  # someone else can act: the whole difference is to call
+        to_call = state.to_match - committed[i]
+        if to_call < 0:
+            to_call = 0
     else:
         to_call = state._to_call(i)
     kind = action.kind
-    if kind is ActionKind.BET_RAISE:
-        min_to, max_to, _ = state._raise_range(i)
-        to = action.to
-        accepted = (
-            to is not None and min_to is not None and max_to is not None and min_to <= to <= max_to
-        )
-    elif kind is ActionKind.CHECK:
-        accepted = to_call == 0
-    else:  # fold and call need something to call; a timeout is always accepted
-        accepted = to_call > 0 or kind is ActionKind.TIMEOUT
-    if not accepted:
-        state.verify(action)
-        raise AssertionError(f"verify() accepts {action!r}")  # pragma: no cover
-    return to_call
-
-
-def _perform(st: HandState, action: Action, to_call: int) -> list[Event]:
-    """Carry out an accepted ``action`` on ``st`` (changed in place); return the events.
-
-    The turn passes as :func:`~tables.engine.rounds.advance` passes it, written out here
-    (this runs on every action).
-    """
-    i = st.actor_index
-    if i is None:  # pragma: no cover - _accept() checked
-        raise errors.HandOver("The hand is over.")
-    kind = action.kind
-    seat = st.seats[i]
+    seat = action.seat
     events: list[Event] = []
-    if kind is ActionKind.TIMEOUT:
-        kind = _timeout(st, action, i, to_call, events)
-        if kind is ActionKind.TIMEOUT:  # protected: all-in for what is in
-            advance(st, events, i)
-            return events
-    st.acted[i] = True
-    if kind is ActionKind.FOLD:
-        st.status[i] = FOLDED
-        events.append(Acted.of((seat, "fold", 0, st.committed[i], False)))
-        if st.chop_possible and _folded_to_blinds(st):
-            settle.chop(st, events)
-            return events
-    elif kind is ActionKind.CHECK:
-        events.append(Acted.of((seat, "check", 0, st.committed[i], False)))
-    else:
-        stacks = st.stacks
-        if kind is ActionKind.CALL:
+    if kind is TIMEOUT:
+        kind = _timeout(state, action, i, to_call, events)
+    leaves = True  # the player can act no more this hand (folded, all-in or protected)
+    if kind is CALL or kind is BET_RAISE:
+        stacks = state.stacks
+        if kind is CALL:
+            if not to_call:
+                _refuse(state, action)
             amount = to_call if to_call < stacks[i] else stacks[i]
             word = "call"
-        else:  # BET_RAISE, verified
-            to = action.to or 0  # verified not None
-            amount = to - st.committed[i]
-            increment = to - st.to_match
-            word = "bet" if st.to_match == 0 else "raise"
-            if increment >= min_raise_increment(st.limits, st.street, st.last_raise):
+            state.acted[i] = True
+        else:
+            to = action.to
+            min_to, max_to, _ = state._raise_range(i)
+            if to is None or min_to is None or max_to is None or not min_to <= to <= max_to:
+                _refuse(state, action)
+            amount = to - committed[i]
+            to_match = state.to_match
+            word = "bet" if to_match == 0 else "raise"
+            if to - to_match >= min_raise_increment(state.limits, state.street, state.last_raise):
                 # A full bet or raise: reopens the betting for everyone.
-                st.last_raise = increment
-                st.full_bets += 1
-                st.acted = [False] * len(st.seats)
-                st.acted[i] = True
-            st.to_match = to
-            st.aggressor = i
+                state.last_raise = to - to_match
+                state.full_bets += 1
+                state.acted = [False] * len(state.seats)
+            state.acted[i] = True
+            state.to_match = to
+            state.aggressor = i
         stacks[i] -= amount
-        st.committed[i] += amount
-        st.contributed[i] += amount
-        all_in = stacks[i] == 0
-        if all_in:
-            st.status[i] = ALL_IN
-        events.append(Acted.of((seat, word, amount, st.committed[i], all_in)))
-    nxt = next_actor(st, i)
-    if nxt is None:
-        close_round(st, events)
+        committed[i] += amount
+        state.contributed[i] += amount
+        if stacks[i]:
+            leaves = False
+            events.append(Acted.of((seat, word, amount, committed[i], False)))
+        else:
+            state.status[i] = ALL_IN
+            events.append(Acted.of((seat, word, amount, committed[i], True)))
+    elif kind is CHECK:
+        if to_call:
+            _refuse(state, action)
+        state.acted[i] = True
+        leaves = False
+        events.append(Acted.of((seat, "check", 0, committed[i], False)))
+    elif kind is FOLD:
+        if not to_call:
+            _refuse(state, action)
+        state.acted[i] = True
+        state.status[i] = FOLDED
+        events.append(Acted.of((seat, "fold", 0, committed[i], False)))
+        if state.chop_possible and _folded_to_blinds(state):
+            state.order = tuple([j for j in order if j != i])
+            settle.chop(state, events)
+            return events
+    # else: a timeout that protected the player (all-in for what they put in)
+    p = order.index(i)
+    if leaves:
+        state.order = order = order[:p] + order[p + 1 :]
     else:
-        st.actor_index = nxt
+        p += 1
+    nxt = next_actor(state, p)
+    if nxt is None:
+        close_round(state, events)
+    else:
+        state.actor_index = nxt
     return events
+
+
+def _refuse(state: HandState, action: Action) -> NoReturn:
+    """Raise the precise IllegalAction for an action the fast checks refused."""
+    state.verify(action)
+    raise AssertionError(f"verify() accepts {action!r}")  # pragma: no cover
 
 
 def _timeout(
@@ -828,17 +849,17 @@ def _timeout(
     TIMEOUT itself when the player is all-in protected (done here)."""
     seat = st.seats[i]
     if to_call == 0:
-        resolution, kind = "check", ActionKind.CHECK
+        resolution, kind = "check", CHECK
     elif (
         st.config.allin_protection
         and action.protection_allowed
         and st.contributed[i] > st.antes[i]  # finer point 8: antes do not count
     ):
-        resolution, kind = "protected", ActionKind.TIMEOUT
+        resolution, kind = "protected", TIMEOUT
     else:
-        resolution, kind = "fold", ActionKind.FOLD
+        resolution, kind = "fold", FOLD
     events.append(TimedOut.of((seat, resolution)))
-    if kind is ActionKind.TIMEOUT:
+    if kind is TIMEOUT:
         st.status[i] = PROTECTED
         st.acted[i] = True
         events.append(Protected.of((seat, st.contributed[i])))
@@ -847,7 +868,7 @@ def _timeout(
 
 def _folded_to_blinds(st: HandState) -> bool:
     """Everyone but the two blinds folded and neither blind has acted (chop moment)."""
-    if st.street is not Street.PREFLOP:
+    if st.street is not PREFLOP:
         return False
     sb, bb = st.small_blind_index, st.big_blind_index
     if st.acted[sb] or st.acted[bb]:

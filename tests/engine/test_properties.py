@@ -5,8 +5,9 @@ newcomer blinds, protection), 2-10 players with often-short stacks so that side 
 common. At every step: chips are conserved, no stack goes negative, the offered bet bounds
 are exactly what ``apply`` accepts, the state round-trips through JSON, ``apply`` never
 mutates its input, ``apply_in_place`` makes the same state and events, and no view leaks a
-hidden hole card. At the end: finishing stacks plus
-rake equal the starting stacks and the rake respects the cap.
+hidden hole card, and the round's order holds exactly the players who can still act. At
+the end: finishing stacks plus rake equal the starting stacks and the rake respects the
+cap.
 """
 
 import json
@@ -146,6 +147,9 @@ def test_random_hands_keep_every_invariant(hand) -> None:  # type: ignore[no-unt
             break
         assert sum(state.stacks) + sum(state.contributed) == total
         assert state.actor is not None
+        # The round's order is exactly the players who can still act.
+        assert sorted(state.order) == [i for i, s in enumerate(state.status) if s == "in"]
+        assert state.actor_index in state.order
         check_bounds(state)
         if steps % 3 == 0:
             check_views(state)

@@ -158,6 +158,23 @@ def test_apply_is_pure_and_json_round_trips_at_every_step() -> None:
         assert event_from_dict(json.loads(json.dumps(event.to_dict()))) == event
 
 
+def test_state_saved_with_every_player_in_its_order_loads_and_plays_on_the_same() -> None:
+    """States saved before ``order`` held only the players who can still act listed the
+    whole round; loading one keeps the players who can act, in the same order."""
+    state, _ = begin(OMAHA, {1: 5000, 2: 5000, 3: 5000, 4: 5000}, button=1)
+    state, _ = run(state, "fold", "raise 300")  # seat 4 folds; seat 1 raises
+    saved = state.to_dict()
+    assert saved["order"] == [0, 1, 2]
+    saved["order"] = [3, 0, 1, 2]  # the old form: seat 4 folded but still listed
+    loaded = HandState.from_dict(json.loads(json.dumps(saved)))
+    assert loaded == state
+    for spec in ("call", "fold", "check", "bet 200", "call", *["check"] * 4):
+        state, expected = act(state, spec)
+        loaded, events = act(loaded, spec)
+        assert events == expected and loaded == state
+    assert state.is_over
+
+
 def test_action_json_round_trip() -> None:
     actions = [Action.fold(1), Action.bet_raise(3, 500)]
     actions.append(Action.timeout(2, protection_allowed=False))
