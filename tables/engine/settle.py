@@ -83,16 +83,13 @@ def _rake(st: HandState, pots: list[Pot], events: list[Event]) -> tuple[list[Pot
     """Compute and take the hand's rake; return the raked pots, rake and shares."""
     total = sum([p.amount for p in pots])
     rake = hand_rake(st.config, total, players_dealt_in=len(st.seats), flop_seen=len(st.board) >= 3)
+    if not rake:
+        events.append(Raked.of((0, ())))
+        return pots, 0, [0] * len(st.seats)
     shares = contributed_rake(rake, st.seats, st.contributed, st.button)
-    events.append(
-        Raked.of(
-            (
-                rake,
-                tuple([SeatAmount.of(sa) for sa in zip(st.seats, shares, strict=True) if sa[1]]),
-            )
-        )
-    )
-    return (take_rake(pots, rake) if rake else pots), rake, shares
+    contributed = tuple([SeatAmount.of(sa) for sa in zip(st.seats, shares, strict=True) if sa[1]])
+    events.append(Raked.of((rake, contributed)))
+    return take_rake(pots, rake), rake, shares
 
 
 def finish_uncontested(st: HandState, events: list[Event], pots: list[Pot] | None = None) -> None:
@@ -123,8 +120,9 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
     hole = st.hole
     n = len(seats)
     live = [s != "folded" for s in st.status]
-    high_value = high_function(str(st.config.game))  # (high_value with the game looked up once)
-    hi_lo = st.config.game is OMAHA8
+    game = st.config.game
+    high_value = high_function(game)
+    hi_lo = game is OMAHA8
     board = st.board
     highs: dict[int, int] = {}
     lows: dict[int, int | None] = {}
@@ -134,24 +132,43 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
             lows[i] = low_value(hole[i], board) if hi_lo else None
     if pots is None:
         pots = build_pots(seats, st.contributed, live)
+    # With one pot every player still in is eligible for it (the usual showdown).
+    single_pot = len(pots) == 1
 
     # Showing order: from the river aggressor, else from the button's left; clockwise.
+    button = seats.index(st.button)
     if st.aggressor is not None and not st.runout and live[st.aggressor]:
         first = st.aggressor
     else:
-        first = seats.index(st.button) + 1
+        first = button + 1
     order = [j for j in clockwise_tuple(first % n, n) if live[j]]
     shown: list[int] = []
+    # The best high and low shown so far, to judge a single pot's mucks.
+    best_high = best_low = None
     # The words of each shown hand, written once for its Shown and its Won events.
     high_text: dict[int, str] = {}
     low_text: dict[int, str | None] = {}
     for k, i in enumerate(order):
-        must_show = st.runout or k == 0 or not st.auto_muck[i]
-        if must_show or _can_win(st, i, shown, pots, highs, lows):
+        high = highs[i]
+        low = lows[i]
+        if st.runout or k == 0 or not st.auto_muck[i]:
+            show = True
+        elif single_pot:  # could it win part of the pot against the hands shown?
+            show = (
+                best_high is None
+                or high <= best_high
+                or (low is not None and (best_low is None or low <= best_low))
+            )
+        else:
+            show = _can_win(st, i, shown, pots, highs, lows)
+        if show:
             shown.append(i)
             st.shown[i] = True
-            low = lows[i]
-            high_text[i] = describe_high(highs[i])
+            if best_high is None or high < best_high:
+                best_high = high
+            if low is not None and (best_low is None or low < best_low):
+                best_low = low
+            high_text[i] = describe_high(high)
             low_text[i] = None if low is None else describe_low(low)
             events.append(Shown.of((seats[i], hole[i], high_text[i], low_text[i])))
         else:
@@ -162,35 +179,58 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
     # Seats that won some pot whole (high and low); None marks a pot that was shared.
     whole_winners: set[int | None] = set()
     for k, (pot, raked_pot) in enumerate(zip(pots, raked, strict=True)):
-        eligible = pot.eligible
-        contenders = [i for i in shown if seats[i] in eligible]
+        if single_pot:
+            contenders = shown
+        else:
+            eligible = pot.eligible
+            contenders = [i for i in shown if seats[i] in eligible]
         best = min([highs[i] for i in contenders])
-        high_winners = [seats[i] for i in contenders if highs[i] == best]
+        high_winners = [i for i in contenders if highs[i] == best]
         low_winners: list[int] = []
-        qualified = [low for i in contenders if (low := lows[i]) is not None] if hi_lo else None
-        if qualified:
-            best_low = min(qualified)
-            low_winners = [seats[i] for i in contenders if lows[i] == best_low]
+        if hi_lo:
+            qualified = [low for i in contenders if (low := lows[i]) is not None]
+            if qualified:
+                best_low = min(qualified)
+                low_winners = [i for i in contenders if lows[i] == best_low]
         if len(high_winners) == 1 and (not low_winners or low_winners == high_winners):
-            whole_winners.add(high_winners[0])
+            whole_winners.add(seats[high_winners[0]])
         else:
             whole_winners.add(None)
         if low_winners:
             high_amount, low_amount = split_hi_lo(raked_pot.amount)
-            parts = [("high", high_winners, high_amount), ("low", low_winners, low_amount)]
+            _award(st, k, high_amount, high_winners, "high", high_text, winnings, events)
+            _award(st, k, low_amount, low_winners, "low", low_text, winnings, events)
         else:
-            parts = [(None, high_winners, raked_pot.amount)]
-        for share, winners, amount in parts:
-            for seat, won in split_evenly(amount, winners, st.button).items():
-                if not won:
-                    continue
-                i = seats.index(seat)
-                winnings[i] += won
-                description = low_text[i] if share == "low" else high_text[i]
-                events.append(Won.of((seat, k, won, share, description)))
+            _award(st, k, raked_pot.amount, high_winners, None, high_text, winnings, events)
     # Finer point 5: a scoop is one player winning every pot of the hand whole.
     scooper = whole_winners.pop() if len(whole_winners) == 1 else None
     _finish(st, events, pots, rake, shares, winnings, scooper=scooper)
+
+
+def _award(
+    st: HandState,
+    pot: int,
+    amount: int,
+    winners: list[int],
+    share: str | None,
+    texts: dict[int, str] | dict[int, str | None],
+    winnings: list[int],
+    events: list[Event],
+) -> None:
+    """Pay ``amount`` of pot number ``pot`` to ``winners`` (players), tied winners
+    sharing it (odd chips clockwise from the button's left), with a Won event each."""
+    seats = st.seats
+    if len(winners) == 1:  # the usual case: nothing to share
+        i = winners[0]
+        if amount:
+            winnings[i] += amount
+            events.append(Won.of((seats[i], pot, amount, share, texts[i])))
+        return
+    for seat, won in split_evenly(amount, [seats[i] for i in winners], st.button).items():
+        if won:
+            i = seats.index(seat)
+            winnings[i] += won
+            events.append(Won.of((seat, pot, won, share, texts[i])))
 
 
 def _can_win(

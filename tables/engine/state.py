@@ -90,7 +90,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from operator import attrgetter
 from typing import Any, NoReturn
 
 from tables.engine import errors, settle
@@ -137,6 +136,7 @@ from tables.engine.events import (
 )
 from tables.engine.positions import clockwise_order, clockwise_tuple
 from tables.engine.pots import Pot, build_pots
+from tables.engine.records import Record
 from tables.engine.rounds import (
     ALL_IN,
     FOLDED,
@@ -149,15 +149,19 @@ from tables.engine.rounds import (
 from tables.engine.settle import HandResult
 
 
-@dataclass(frozen=True, slots=True)
-class SeatEntry:
+class SeatEntry(Record):
     """A player dealt in to the hand, with their choices for it.
 
     ``posts_big_blind``: a newcomer posting a live big blind out of position (not allowed
     from the small-blind or button seat, finer point 16). ``straddle``/``overblind``: asks
     to post one (honoured when the table allows it and the seat qualifies). ``chop``: the
     "chop blinds" preference. ``auto_muck``: "auto-muck losing hands" (RULES.md section 3).
+
+    A record (a tuple with named fields, :mod:`tables.engine.records`): ``start_hand``
+    sorts the entries by seat as tuples and reads their fields as columns in C.
     """
+
+    __slots__ = ()
 
     seat: int
     player: str
@@ -524,12 +528,14 @@ def start_hand(
     no kills or the killer is not dealt in).
     """
     config.validate()
-    entries = sorted(seats, key=_seat_number)
+    entries = sorted(seats)  # by seat: the first field (no two entries share a seat)
     n = len(entries)
     if not 2 <= n <= 10:
         raise errors.SetupError(f"A hand needs 2 to 10 players dealt in, not {n}.")
     # The entries' fields as columns (one pass, transposed in C).
-    seat_numbers, players, stacks_t, newcomer, auto_muck = zip(*map(_COLUMNS, entries), strict=True)
+    seat_numbers, players, stacks_t, newcomer, straddles, overblinds, chops, auto_muck = zip(
+        *entries, strict=True
+    )
     if len(set(seat_numbers)) != n:
         raise errors.SetupError("A seat is dealt in twice.")
     stacks = list(stacks_t)
@@ -539,7 +545,7 @@ def start_hand(
     if button not in seat_numbers:
         raise errors.SetupError(f"The button seat {button} is not dealt in.")
     deck_t = tuple(deck)
-    if sorted(deck_t) != _ALL_CARDS:  # sorting 52 ints costs less than a set
+    if len(deck_t) != 52 or set(deck_t) != _ALL_CARDS:  # a set: sorting costs more
         raise errors.SetupError("The deck must hold each of the 52 cards once.")
 
     b = seat_numbers.index(button)
@@ -562,14 +568,14 @@ def start_hand(
     overblinder: int | None = None
     if config.allow_overblind and killer is None:
         for j in clockwise_order((b + 1) % n, n):
-            if entries[j].overblind and entries[j].stack >= config.ante + 2 * bb_amount:
+            if overblinds[j] and stacks_t[j] >= config.ante + 2 * bb_amount:
                 overblinder = j
                 break
     # Straddle: the player left of the big blind, three or more dealt in.
     straddler: int | None = None
     if config.allow_straddle and killer is None and overblinder is None and n >= 3:
         j = (bb + 1) % n
-        if entries[j].straddle and entries[j].stack >= config.ante + 2 * bb_amount:
+        if straddles[j] and stacks_t[j] >= config.ante + 2 * bb_amount:
             straddler = j
     if killer is not None and kill_in_force is not None:
         scale = kill_in_force.multiplier
@@ -651,10 +657,10 @@ def start_hand(
     # Hole cards: one at a time clockwise from the small blind, so the player in deal
     # position p gets the deck's cards p, p + n, p + 2n, ... (a slice with step n).
     dealt = (2 if config.game is HOLDEM else 4) * n  # config.game.hole_cards, inlined
-    hole: list[tuple[int, ...]] = [()] * n
-    for p, j in enumerate(deal_order):
-        hole[j] = deck_t[p:dealt:n]
-    events.extend(map(HoleCards.of, [(seat_numbers[j], hole[j]) for j in deal_order]))
+    in_deal_order = [deck_t[p:dealt:n] for p in range(n)]
+    dealt_to = seat_numbers[sb:] + seat_numbers[:sb]
+    events.extend(map(HoleCards.of, zip(dealt_to, in_deal_order, strict=True)))
+    hole = in_deal_order[n - sb :] + in_deal_order[: n - sb]  # back to seat order
 
     # Preflop order and bet levels.
     first = ((straddler if straddler is not None else bb) + 1) % n
@@ -671,12 +677,7 @@ def start_hand(
     else:
         last_raise = limits.small_bet
     chop_possible = (
-        config.allow_chop
-        and n >= 3
-        and entries[sb].chop
-        and entries[bb].chop
-        and not special
-        and not newcomers
+        config.allow_chop and n >= 3 and chops[sb] and chops[bb] and not special and not newcomers
     )
     # Field by field: a 38-keyword call costs four times as much (every hand starts here).
     state = object.__new__(HandState)
@@ -707,7 +708,8 @@ def start_hand(
     state.antes = antes
     state.acted = [False] * n
     state.shown = [False] * n
-    state.order = tuple([j for j in order if status[j] is IN])  # posts put some all-in
+    # Only those who can act: the posts may have put some all-in.
+    state.order = tuple([j for j in order if status[j] is IN] if ALL_IN in status else order)
     state.actor_index = None
     state.to_match = to_match
     state.last_raise = last_raise
@@ -722,11 +724,7 @@ def start_hand(
     return state, events
 
 
-_ALL_CARDS = list(range(52))
-
-
-_seat_number = attrgetter("seat")
-_COLUMNS = attrgetter("seat", "player", "stack", "posts_big_blind", "auto_muck")
+_ALL_CARDS = frozenset(range(52))
 
 
 # ---------------------------------------------------------------------------------------
