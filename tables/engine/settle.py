@@ -21,6 +21,7 @@ the table's kill setting (never compounding).
 
 from __future__ import annotations
 
+from itertools import compress
 from operator import add
 from typing import TYPE_CHECKING, Any
 
@@ -81,13 +82,13 @@ class HandResult(Record):
 
 def _rake(st: HandState, pots: list[Pot], events: list[Event]) -> tuple[list[Pot], int, list[int]]:
     """Compute and take the hand's rake; return the raked pots, rake and shares."""
-    total = sum([p.amount for p in pots])
+    total = sum([p[0] for p in pots])  # p.amount, without the property call
     rake = hand_rake(st.config, total, players_dealt_in=len(st.seats), flop_seen=len(st.board) >= 3)
     if not rake:
         events.append(Raked.of((0, ())))
         return pots, 0, [0] * len(st.seats)
     shares = contributed_rake(rake, st.seats, st.contributed, st.button)
-    contributed = tuple([SeatAmount.of(sa) for sa in zip(st.seats, shares, strict=True) if sa[1]])
+    contributed = tuple(map(SeatAmount.of, compress(zip(st.seats, shares, strict=True), shares)))
     events.append(Raked.of((rake, contributed)))
     return take_rake(pots, rake), rake, shares
 
@@ -108,7 +109,7 @@ def finish_uncontested(st: HandState, events: list[Event], pots: list[Pot] | Non
         if pot.amount:
             winnings[winner] += pot.amount
             events.append(Won.of((seat, k, pot.amount, None, None)))
-    _finish(st, events, pots, rake, shares, winnings, scooper=seat)
+    _finish(st, events, pots, rake, shares, winnings, seat)
 
 
 def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) -> None:
@@ -118,93 +119,100 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
     """
     seats = st.seats
     hole = st.hole
+    board = st.board
     n = len(seats)
-    live = [s != "folded" for s in st.status]
+    status = st.status
+    if pots is None:
+        pots = build_pots(seats, st.contributed, [s != "folded" for s in status])
     game = st.config.game
     high_value = high_function(game)
     hi_lo = game is OMAHA8
-    board = st.board
-    highs: dict[int, int] = {}
-    lows: dict[int, int | None] = {}
-    for i in range(n):
-        if live[i]:
-            highs[i] = high_value(hole[i], board)
-            lows[i] = low_value(hole[i], board) if hi_lo else None
-    if pots is None:
-        pots = build_pots(seats, st.contributed, live)
-    # With one pot every player still in is eligible for it (the usual showdown).
-    single_pot = len(pots) == 1
 
     # Showing order: from the river aggressor, else from the button's left; clockwise.
-    button = seats.index(st.button)
-    if st.aggressor is not None and not st.runout and live[st.aggressor]:
-        first = st.aggressor
+    aggressor = st.aggressor
+    if aggressor is not None and not st.runout and status[aggressor] != "folded":
+        first = aggressor
     else:
-        first = button + 1
-    order = [j for j in clockwise_tuple(first % n, n) if live[j]]
+        first = seats.index(st.button) + 1
+    order = [j for j in clockwise_tuple(first % n, n) if status[j] != "folded"]
+    highs = {i: high_value(hole[i], board) for i in order}
+    lows = {i: low_value(hole[i], board) for i in order} if hi_lo else dict.fromkeys(order)
+    # With one pot every player still in is eligible for it (the usual showdown).
+    single_pot = len(pots) == 1
+    everyone_shows = st.runout
+    auto_muck = st.auto_muck
     shown: list[int] = []
     # The best high and low shown so far, to judge a single pot's mucks.
     best_high = best_low = None
     # The words of each shown hand, written once for its Shown and its Won events.
     high_text: dict[int, str] = {}
     low_text: dict[int, str | None] = {}
-    for k, i in enumerate(order):
+    for i in order:
         high = highs[i]
         low = lows[i]
-        if st.runout or k == 0 or not st.auto_muck[i]:
-            show = True
-        elif single_pot:  # could it win part of the pot against the hands shown?
-            show = (
-                best_high is None
-                or high <= best_high
-                or (low is not None and (best_low is None or low <= best_low))
-            )
-        else:
-            show = _can_win(st, i, shown, pots, highs, lows)
-        if show:
-            shown.append(i)
-            st.shown[i] = True
-            if best_high is None or high < best_high:
-                best_high = high
-            if low is not None and (best_low is None or low < best_low):
-                best_low = low
-            high_text[i] = describe_high(high)
-            low_text[i] = None if low is None else describe_low(low)
-            events.append(Shown.of((seats[i], hole[i], high_text[i], low_text[i])))
-        else:
-            events.append(Mucked.of((seats[i],)))
+        # The first hand is always shown; later ones may be mucked when they cannot win.
+        if shown and not everyone_shows and auto_muck[i]:
+            if single_pot:  # could it win part of the pot against the hands shown?
+                can_win = high <= best_high or (
+                    low is not None and (best_low is None or low <= best_low)
+                )
+            else:
+                can_win = _can_win(st, i, shown, pots, highs, lows)
+            if not can_win:
+                events.append(Mucked.of((seats[i],)))
+                continue
+        shown.append(i)
+        st.shown[i] = True
+        if best_high is None or high < best_high:
+            best_high = high
+        if low is not None and (best_low is None or low < best_low):
+            best_low = low
+        high_text[i] = text = describe_high(high)
+        low_text[i] = low_words = None if low is None else describe_low(low)
+        events.append(Shown.of((seats[i], hole[i], text, low_words)))
 
     raked, rake, shares = _rake(st, pots, events)
     winnings = [0] * n
     # Seats that won some pot whole (high and low); None marks a pot that was shared.
     whole_winners: set[int | None] = set()
-    for k, (pot, raked_pot) in enumerate(zip(pots, raked, strict=True)):
+    for k, pot in enumerate(raked):  # the raked pots have the same eligible seats
         if single_pot:
             contenders = shown
         else:
-            eligible = pot.eligible
+            eligible = pot[1]  # pot.eligible
             contenders = [i for i in shown if seats[i] in eligible]
-        best = min([highs[i] for i in contenders])
-        high_winners = [i for i in contenders if highs[i] == best]
+        if len(contenders) == 1:
+            high_winners = contenders
+        else:
+            best = min(map(highs.__getitem__, contenders))
+            high_winners = [i for i in contenders if highs[i] == best]
         low_winners: list[int] = []
         if hi_lo:
             qualified = [low for i in contenders if (low := lows[i]) is not None]
             if qualified:
                 best_low = min(qualified)
                 low_winners = [i for i in contenders if lows[i] == best_low]
-        if len(high_winners) == 1 and (not low_winners or low_winners == high_winners):
-            whole_winners.add(seats[high_winners[0]])
-        else:
-            whole_winners.add(None)
+        amount = pot[0]  # pot.amount
         if low_winners:
-            high_amount, low_amount = split_hi_lo(raked_pot.amount)
+            whole = high_winners[0] if low_winners == high_winners else None
+            high_amount, low_amount = split_hi_lo(amount)
             _award(st, k, high_amount, high_winners, "high", high_text, winnings, events)
             _award(st, k, low_amount, low_winners, "low", low_text, winnings, events)
+        elif len(high_winners) == 1:  # the usual award: one winner, the whole pot
+            whole = i = high_winners[0]
+            if amount:
+                winnings[i] += amount
+                events.append(Won.of((seats[i], k, amount, None, high_text[i])))
         else:
-            _award(st, k, raked_pot.amount, high_winners, None, high_text, winnings, events)
+            whole = None
+            _award(st, k, amount, high_winners, None, high_text, winnings, events)
+        if whole is not None and len(high_winners) == 1:
+            whole_winners.add(seats[whole])
+        else:
+            whole_winners.add(None)
     # Finer point 5: a scoop is one player winning every pot of the hand whole.
     scooper = whole_winners.pop() if len(whole_winners) == 1 else None
-    _finish(st, events, pots, rake, shares, winnings, scooper=scooper)
+    _finish(st, events, pots, rake, shares, winnings, scooper)
 
 
 def _award(
@@ -268,13 +276,9 @@ def chop(st: HandState, events: list[Event]) -> None:
             returned.append(SeatAmount.of((st.seats[i], amount)))
     n = len(st.seats)
     st.contributed = [0] * n
-    st.committed = [0] * n
     sb, bb = st.small_blind_index, st.big_blind_index
     events.append(Chopped.of(((st.seats[sb], st.seats[bb]), tuple(returned))))
-    st.actor_index = None
-    st.over = True
-    st.result = _result(st, [], 0, [0] * n, [0] * n, None, chopped=True)
-    events.append(_ended_event(st))
+    _finish(st, events, [], 0, [0] * n, [0] * n, None, True)
 
 
 def _finish(
@@ -284,28 +288,15 @@ def _finish(
     rake: int,
     shares: list[int],
     winnings: list[int],
-    *,
     scooper: int | None,
+    chopped: bool = False,
 ) -> None:
     """Pay the winnings, record the result and emit ``hand_ended``."""
-    st.stacks = list(map(add, st.stacks, winnings))
+    seats = st.seats
+    stacks = st.stacks = list(map(add, st.stacks, winnings))
     st.actor_index = None
     st.over = True
-    st.committed = [0] * len(st.seats)
-    st.result = _result(st, pots, rake, shares, winnings, scooper, chopped=False)
-    events.append(_ended_event(st))
-
-
-def _result(
-    st: HandState,
-    pots: list[Pot],
-    rake: int,
-    shares: list[int],
-    winnings: list[int],
-    scooper: int | None,
-    *,
-    chopped: bool,
-) -> HandResult:
+    st.committed = [0] * len(seats)
     next_kill = None
     kill_mode = st.config.kill
     if (
@@ -314,26 +305,19 @@ def _result(
         and sum([p.amount for p in pots]) >= st.config.kill_min_pot
     ):
         next_kill = KillInfo(scooper, kill_mode)
+    won = tuple(winnings)
     # HandResult's fields in order.
-    return HandResult.of(
-        (tuple(pots), rake, tuple(shares), tuple(winnings), scooper, next_kill, chopped)
-    )
-
-
-def _ended_event(st: HandState) -> HandEnded:
-    result = st.result
-    if result is None:  # pragma: no cover - set just before
-        raise RuntimeError("hand result missing")
+    st.result = HandResult.of((tuple(pots), rake, tuple(shares), won, scooper, next_kill, chopped))
     # HandEnded's fields in order: stacks, rake, winners, scooped_by, next_kill, chopped.
-    return HandEnded.of(
-        (
-            tuple(map(SeatAmount.of, zip(st.seats, st.stacks, strict=True))),
-            result.rake,
-            tuple(
-                [SeatAmount.of(sa) for sa in zip(st.seats, result.winnings, strict=True) if sa[1]]
-            ),
-            result.scooped_by,
-            result.next_kill,
-            result.chopped,
+    events.append(
+        HandEnded.of(
+            (
+                tuple(map(SeatAmount.of, zip(seats, stacks, strict=True))),
+                rake,
+                tuple(map(SeatAmount.of, compress(zip(seats, won, strict=True), won))),
+                scooper,
+                next_kill,
+                chopped,
+            )
         )
     )
