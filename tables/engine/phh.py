@@ -86,6 +86,19 @@ _BASIS = 10_000
 _KILL_MULTIPLIERS = {"2": KillMode.FULL, "1.5": KillMode.HALF}
 _PROTECTED = re.compile(r"^p(\d+) timeout: all-in protected\b")
 _VERBS = {"fold": "f", "check": "cc", "call": "cc"}  # other actions: "cbr <street total>"
+#: What the replay does with a line of ``actions``: ``(verb, player, number, timeout)``.
+#: ``verb`` is "f", "cc", "cbr" (``number``: the street total), "sm", "protected" (a
+#: timeout the file says was all-in protected), "db" (``player`` empty, ``number``: the
+#: cards dealt) or "" (not an action of these games); ``timeout``: the file says the
+#: fold, check or protection was a timeout's.
+Play = tuple[str, str, int, bool]
+# The plays of the lines of folds, checks, calls and bets already read, by line: such
+# lines recur from file to file ("p2 cc"), and a look-up costs a tenth of reading one.
+# Kept to a bounded size (a file's own lines are read in any case).
+_PLAYS: dict[str, Play] = {}
+_MAX_PLAYS = 10_000
+_TIMEOUT_RESOLUTIONS = {"cc": "check", "f": "fold", "protected": "protected"}
+_PLAYER_NAMES = tuple(f"p{k}" for k in range(1, 11))  # a hand has at most 10 players
 # A seat's folds, checks, calls and timeouts, built once: actions are immutable values,
 # and building one costs several times the look-up (bets, of varied amounts, are not kept).
 _fold = functools.lru_cache(maxsize=256)(Action.fold)
@@ -177,9 +190,10 @@ def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None =
     b = seats.index(state.button)
     # Player k (0-based) of the PHH file is engine index order[k], named player[seat].
     order = [*range(b + 1, n), *range(b + 1)]
-    player = {seats[i]: f"p{k + 1}" for k, i in enumerate(order)}
+    seats_in_order = [seats[i] for i in order]
+    player = dict(zip(seats_in_order, _PLAYER_NAMES, strict=False))
     actions, posted, protected = _actions(state, events, player)
-    blinds = _blinds_or_straddles(state, posted, {seats[i]: k for k, i in enumerate(order)})
+    blinds = _blinds_or_straddles(state, posted, {seat: k for k, seat in enumerate(seats_in_order)})
     # Known ints are written directly; values from outside the engine go through _toml.
     lines = [
         f'variant = "{variant_code(cfg.game, cfg.structure)}"',
@@ -199,7 +213,7 @@ def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None =
         lines.append(f"hand = {_toml(hand)}")
     if meta.table is not None:
         lines.append(f"table = {_toml(meta.table)}")
-    lines.append(f"seats = {_ints([seats[i] for i in order])}")
+    lines.append(f"seats = {_ints(seats_in_order)}")
     if meta.seat_count is not None:
         lines.append(f"seat_count = {_toml(meta.seat_count)}")
     lines.append(f"players = {_toml([state.players[i] for i in order])}")
@@ -256,6 +270,7 @@ def _actions(
     protected = False
     runout_from: int | None = None  # index in ``lines`` where the run-out deals begin
     timed_out = False
+    names = _CARD_NAMES
     # Event classes have no subclasses: an identity test per class costs less than isinstance.
     for e in events:
         cls = type(e)
@@ -267,11 +282,11 @@ def _actions(
             timed_out = False
             runout_from = None
         elif cls is HoleCards:
-            lines.append(f"d dh {player[e.seat]} {_cards_text(e.cards)}")
+            lines.append(f"d dh {player[e.seat]} {''.join([names[c] for c in e.cards])}")
         elif cls is DealtBoard:
             if runout_from is None:
                 runout_from = len(lines)
-            lines.append(f"d db {_cards_text(e.cards)}")
+            lines.append(f"d db {''.join([names[c] for c in e.cards])}")
         elif cls is Posted:
             posted.append(e)
             if e.kind in ("kill_blind", "overblind"):
@@ -395,7 +410,8 @@ class PhhHand:
     """A PHH file read into what the engine needs to play it again.
 
     ``fields`` keeps every field of the file; ``actions`` its action lines; ``board`` the
-    cards of its ``d db`` lines, in order.
+    cards of its ``d db`` lines, in order; ``plays`` the lines the replay acts on, read
+    (``(index, line, play)``, see :data:`Play`).
     """
 
     fields: dict[str, Any]
@@ -406,6 +422,7 @@ class PhhHand:
     kill: KillInfo | None
     actions: list[str] = field(default_factory=list)
     board: list[int] = field(default_factory=list)
+    plays: list[tuple[int, str, Play]] = field(default_factory=list)
 
 
 def parse_phh(text: str) -> PhhHand:
@@ -487,23 +504,25 @@ def parse_phh(text: str) -> PhhHand:
     # The TOML readers give exact types: no str subclass to tell apart.
     if not isinstance(actions, list) or not {str}.issuperset(map(type, actions)):
         raise PhhError("'actions' must be a list of strings")
-    holes, board, shown = _dealt_cards(actions, n)
+    holes, board, shown, plays = _read_actions(actions, n)
     overblind_seat = data.get("_overblind_seat")
+    # Positional: SeatEntry(seat, player, stack, posts_big_blind, straddle, overblind,
+    # chop, auto_muck), which costs less than keywords for every player of every file.
     seats = [
         SeatEntry(
-            seat=seat_numbers[k],
-            player=str(players[k]),
-            stack=stacks[k],
-            posts_big_blind=k > 1 and blinds[k] == big_blind and seat_numbers[k] not in special,
-            straddle=k == 2 and straddle,
-            overblind=seat_numbers[k] == overblind_seat,
-            chop=chop and k < 2,
-            auto_muck=k not in shown,
+            seat_numbers[k],
+            str(players[k]),
+            stacks[k],
+            k > 1 and blinds[k] == big_blind and seat_numbers[k] not in special,
+            k == 2 and straddle,
+            seat_numbers[k] == overblind_seat,
+            chop and k < 2,
+            k not in shown,
         )
         for k in range(n)
     ]
     deck = _deck(data, holes, board, n)
-    return PhhHand(data, config, seats, seat_numbers[-1], deck, kill, list(actions), board)
+    return PhhHand(data, config, seats, seat_numbers[-1], deck, kill, list(actions), board, plays)
 
 
 @functools.lru_cache(maxsize=256)
@@ -540,47 +559,50 @@ def replay_phh(text: str) -> tuple[HandState, str]:
         raise PhhError(f"the hand cannot start: {exc}") from None
     # PHH player k (1-based) is the k-th seat of the file, which lists them clockwise
     # from the button's left, exactly the engine's player order rotated.
-    seat_of = {f"p{k + 1}": entry.seat for k, entry in enumerate(hand.seats)}
+    seat_of = dict(zip(_PLAYER_NAMES, [entry.seat for entry in hand.seats], strict=False))
     board_seen = 0
-    for index, line in enumerate(hand.actions):
-        words, comment = _split(line) if "#" in line else (line.split(), None)
-        if not words:
-            match = _PROTECTED.match(comment or "")
-            if match:
-                seat = _seat(seat_of, f"p{match.group(1)}", index, line)
-                events += _apply(state, _timeout(seat), index, line, "protected")
-            continue
-        if words[0] == "d":
-            if len(words) == 3 and words[1] == "db":
-                # This line's cards, as parse_phh read them: two letters each.
-                end = board_seen + len(words[2]) // 2
+    index, line = 0, ""
+    # One try around the loop (free in Python 3.11) rather than one call per action.
+    try:
+        for index, line, (verb, player, number, timeout) in hand.plays:
+            if verb == "db":
+                # This line's cards, as parse_phh read them (``number`` of them).
+                end = board_seen + number
                 if state.board[board_seen:end] != hand.board[board_seen:end]:
                     raise PhhReplayError(index, line, "the engine dealt other board cards")
                 board_seen = end
-            continue  # hole cards were checked when the deck was built
-        seat = seat_of.get(words[0])
-        if seat is None:  # another spelling of the player, or no such player
-            seat = _seat(seat_of, words[0], index, line)
-        verb = words[1] if len(words) > 1 else ""
-        if verb == "sm":
-            continue  # the engine decides who shows; the file's choices set auto-muck
-        timeout = comment is not None and comment.startswith("timeout")
-        expect = None
-        if verb == "f":
-            action = _timeout(seat, protection_allowed=False) if timeout else _fold(seat)
-            expect = "fold" if timeout else None
-        elif verb == "cc" and len(words) == 2:
-            if timeout:
-                action, expect = _timeout(seat), "check"
-            elif _checks(state, seat):
-                action = _check(seat)
+                continue
+            seat = seat_of.get(player)
+            if seat is None:  # another spelling of the player, or no such player
+                seat = _seat(seat_of, player, index, line)
+            if verb == "cc":
+                if timeout:
+                    action = _timeout(seat)
+                else:
+                    # A check unless the seat has chips to call: not their turn (the
+                    # engine refuses it), or legal_actions().can_check, asked without
+                    # building the whole LegalActions.
+                    i = state.actor_index
+                    checks = (
+                        i is None or state.over or state.seats[i] != seat or not state._to_call(i)
+                    )
+                    action = _check(seat) if checks else _call(seat)
+            elif verb == "f":
+                action = _timeout(seat, protection_allowed=False) if timeout else _fold(seat)
+            elif verb == "cbr":
+                action = Action.bet_raise(seat, number)
+            elif verb == "sm":
+                continue  # the engine decides who shows; the file's choices set auto-muck
+            elif verb == "protected":
+                action = _timeout(seat)
             else:
-                action = _call(seat)
-        elif verb == "cbr" and len(words) == 3 and words[2].isdigit():
-            action = Action.bet_raise(seat, int(words[2]))
-        else:
-            raise PhhReplayError(index, line, "not an action of these games")
-        events += _apply(state, action, index, line, expect)
+                raise PhhReplayError(index, line, "not an action of these games")
+            more = apply_in_place(state, action)
+            events += more
+            if timeout:
+                _check_timeout(more, verb, index, line)
+    except errors.IllegalAction as exc:
+        raise PhhReplayError(index, line, exc.reason) from None
     if not state.over:
         raise PhhReplayError(len(hand.actions), "", "the actions end before the hand is over")
     meta = (
@@ -595,33 +617,16 @@ def replay_phh(text: str) -> tuple[HandState, str]:
     return state, export_phh(state, events, PhhMeta(*meta) if known else _NO_META)
 
 
-def _checks(state: HandState, seat: int) -> bool:
-    """Whether a PHH "cc" of ``seat`` is a check: not their turn (the engine refuses it),
-    or ``legal_actions().can_check`` (asked without building the whole LegalActions)."""
-    i = state.actor_index
-    return i is None or state.over or state.seats[i] != seat or state._to_call(i) == 0
-
-
-def _apply(
-    state: HandState, action: Action, index: int, line: str, timeout: str | None = None
-) -> list[Event]:
-    """``apply_in_place`` (the replay owns its state) with the engine's refusal turned
-    into a :class:`PhhReplayError`.
-
-    ``timeout``: the resolution the file says a timeout had (check, fold, protected);
-    the engine decides it from the rules, and a file that disagrees is refused.
-    """
-    try:
-        events = apply_in_place(state, action)
-    except errors.IllegalAction as exc:
-        raise PhhReplayError(index, line, exc.reason) from None
-    if timeout is not None:
-        resolved = next(e.resolution for e in events if isinstance(e, TimedOut))
-        if resolved != timeout:
-            raise PhhReplayError(
-                index, line, f"the engine resolves this timeout as {resolved}, not {timeout}"
-            )
-    return events
+def _check_timeout(events: list[Event], verb: str, index: int, line: str) -> None:
+    """Refuse a timeout that the engine resolved otherwise than the file says (a check
+    for ``cc``, a fold for ``f``, all-in protection): the engine decides it from the
+    rules."""
+    said = _TIMEOUT_RESOLUTIONS[verb]
+    resolved = next(e.resolution for e in events if isinstance(e, TimedOut))
+    if resolved != said:
+        raise PhhReplayError(
+            index, line, f"the engine resolves this timeout as {resolved}, not {said}"
+        )
 
 
 def _seat(seat_of: dict[str, int], player: str, index: int, line: str) -> int:
@@ -645,28 +650,72 @@ def _split(line: str) -> tuple[list[str], str | None]:
     return action.split(), comment.strip() if sep else None
 
 
-def _dealt_cards(actions: list[str], n: int) -> tuple[dict[int, list[int]], list[int], set[int]]:
-    """Hole cards by player index, the board in order, and the players who showed."""
+def _read_actions(
+    actions: list[str], n: int
+) -> tuple[dict[int, list[int]], list[int], set[int], list[tuple[int, str, Play]]]:
+    """Hole cards by player index, the board in order, the players who showed, and the
+    lines the replay acts on (``(index, line, play)``), in one pass over the lines."""
     holes: dict[int, list[int]] = {}
     board: list[int] = []
     shown: set[int] = set()
+    plays: list[tuple[int, str, Play]] = []
     for index, line in enumerate(actions):
-        words = _split(line)[0] if "#" in line else line.split()
-        try:
-            if len(words) == 4:
-                if words[0] == "d" and words[1] == "dh":
-                    k = int(words[2][1:]) - 1
-                    if not 0 <= k < n or "?" in words[3]:
-                        raise ValueError("unknown player or card")
-                    holes.setdefault(k, []).extend(_cards(words[3]))
-            elif len(words) == 3:
-                if words[0] == "d" and words[1] == "db":
-                    board += _cards(words[2])
-                elif words[1] == "sm" and words[2] != "-":
-                    shown.add(int(words[0][1:]) - 1)
-        except ValueError as exc:
-            raise PhhReplayError(index, line, str(exc)) from None
-    return holes, board, shown
+        play = _PLAYS.get(line)
+        if play is None:
+            play = _read_line(index, line, n, holes, board, shown)
+            if play is None:
+                continue
+        plays.append((index, line, play))
+    return holes, board, shown, plays
+
+
+def _read_line(
+    index: int,
+    line: str,
+    n: int,
+    holes: dict[int, list[int]],
+    board: list[int],
+    shown: set[int],
+) -> Play | None:
+    """Read an action line that :data:`_PLAYS` does not know: add its dealt or shown
+    cards to ``holes``, ``board`` or ``shown``; return its play, None if the replay has
+    nothing to do with it (hole cards, other dealer lines, comments)."""
+    words, comment = _split(line) if "#" in line else (line.split(), None)
+    try:
+        if len(words) == 4:
+            if words[0] == "d" and words[1] == "dh":
+                k = int(words[2][1:]) - 1
+                if not 0 <= k < n or "?" in words[3]:
+                    raise ValueError("unknown player or card")
+                holes.setdefault(k, []).extend(_cards(words[3]))
+        elif len(words) == 3:
+            if words[0] == "d" and words[1] == "db":
+                board += _cards(words[2])
+                return "db", "", len(words[2]) // 2, False
+            if words[1] == "sm" and words[2] != "-":
+                shown.add(int(words[0][1:]) - 1)
+    except ValueError as exc:
+        raise PhhReplayError(index, line, str(exc)) from None
+    if not words:
+        match = _PROTECTED.match(comment or "")
+        return ("protected", f"p{match.group(1)}", 0, True) if match else None
+    if words[0] == "d":
+        return None  # hole cards were checked when the deck was built
+    verb = words[1] if len(words) > 1 else ""
+    timeout = comment is not None and comment.startswith("timeout")
+    play: Play
+    if verb == "f" or (verb == "cc" and len(words) == 2):
+        play = verb, words[0], 0, timeout
+    elif verb == "cbr" and len(words) == 3 and words[2].isdecimal():
+        play = verb, words[0], int(words[2]), False
+    else:
+        # A show (the engine decides who shows; the file's choices set auto-muck), or
+        # not an action of these games (refused once the player is known to exist).
+        return ("sm" if verb == "sm" else ""), words[0], 0, False
+    # These lines add nothing to the cards: a line seen before needs no reading again.
+    if len(_PLAYS) < _MAX_PLAYS:
+        _PLAYS[line] = play
+    return play
 
 
 def _deck(data: dict[str, Any], holes: dict[int, list[int]], board: list[int], n: int) -> list[int]:
@@ -691,8 +740,8 @@ def _deck(data: dict[str, Any], holes: dict[int, list[int]], board: list[int], n
                 raise PhhError("'_deck' and '_salt' do not match '_deck_commitment'")
         for p, k in enumerate(dealt_order):
             cards = holes.get(k, [])
-            dealt = [deck[r * n + p] for r in range(len(cards))]
-            if dealt != cards:
+            # One card a round to each deal position: deck[p], deck[p + n]...
+            if deck[p : p + len(cards) * n : n] != cards:
                 raise PhhError(f"the hole cards of p{k + 1} are not those of '_deck'")
         return deck
     per_player = {len(cards) for cards in holes.values()}

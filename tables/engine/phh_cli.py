@@ -48,6 +48,8 @@ CHUNKS_PER_JOB = 16
 # Chunk numbers are 2 bytes; 256 of them fill 512 bytes, which a pipe takes in one write
 # on any POSIX system (PIPE_BUF), before any worker reads.
 _MAX_CHUNKS = 256
+# Bytes asked for by each read of a file: more than a PHH file holds.
+_READ_SIZE = 1 << 16
 # The errors for which pathlib says a path does not exist (it raises the others).
 _MISSING = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
@@ -156,9 +158,19 @@ def replay_file(path: str, target: str | None = None) -> Result:
 
 
 def _read(path: str) -> str:
-    """``Path(path).read_text(encoding="utf-8")`` without the buffered text layers."""
-    with open(path, "rb", buffering=0) as file:
-        text = file.readall().decode("utf-8")
+    """``Path(path).read_text(encoding="utf-8")`` with plain system calls: a file object
+    would also ask the system for the file's status and position, which costs more than
+    reading a PHH file."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, _READ_SIZE):
+            chunks.append(chunk)
+    except OSError as exc:  # a directory: named, as open() names it
+        raise OSError(exc.errno, exc.strerror, path) from None
+    finally:
+        os.close(fd)
+    text = (chunks[0] if len(chunks) == 1 else b"".join(chunks)).decode("utf-8")
     if "\r" in text:  # universal newlines, as read_text has them
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text

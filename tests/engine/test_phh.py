@@ -19,6 +19,7 @@ import warnings
 import pytest
 from pokerkit import HandHistory
 
+from tables.engine import phh
 from tables.engine.actions import ActionKind
 from tables.engine.config import Game, KillInfo, KillMode, Structure, TableConfig
 from tables.engine.deck import deck_commitment, shuffled_deck
@@ -224,6 +225,59 @@ def test_round_trip_every_game_and_rule(game: Game, structure: Structure) -> Non
         replayed, again = replay_phh(text)
         assert again == text
         assert replayed.stacks == state.stacks
+
+
+def test_lines_read_before_replay_as_new_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plays of lines already seen (``phh._PLAYS``) give what reading them gives:
+    the same texts and refusals with the cache cold, warm, or not kept at all."""
+    rng = random.Random("phh/plays")
+    texts = []
+    for game in GAMES:
+        for structure in STRUCTURES:
+            state, events = random_hand(rng, game, structure, special=True)
+            texts.append(export_phh(state, events))
+    state, events = golden()
+    golden_text = export_phh(state, events)
+    texts += [
+        golden_text.replace('"p3 cbr 300"', '"p3 cbr 150"'),  # refused by the engine
+        golden_text.replace('"p3 cbr 300"', '"p3 cbr \u00b2"'),  # not a street total
+        golden_text.replace('"p3 cbr 300"', '"p3 cc x"'),  # not an action
+        golden_text.replace('"p3 cbr 300"', '"p9 cbr 300"'),  # no such player
+        golden_text.replace('"p1 cc", "p3 cc"', '"p1 cc # timeout", "p3 cc # timeout"'),
+    ]
+
+    def outcomes() -> list[str]:
+        results = []
+        for text in texts:
+            try:
+                results.append(replay_phh(text)[1])
+            except PhhError as exc:
+                results.append(f"{type(exc).__name__}: {exc}")
+        return results
+
+    monkeypatch.setattr(phh, "_PLAYS", {})
+    cold = outcomes()
+    assert phh._PLAYS  # the lines of folds, checks, calls and bets were kept
+    assert outcomes() == cold  # warm
+    monkeypatch.setattr(phh, "_PLAYS", {})
+    monkeypatch.setattr(phh, "_MAX_PLAYS", 0)
+    assert outcomes() == cold
+    assert not phh._PLAYS
+    assert cold[: len(GAMES) * len(STRUCTURES)] == texts[: len(GAMES) * len(STRUCTURES)]
+    assert cold[-5:-1] == [
+        "PhhReplayError: action 3 ('p3 cbr 150'): The minimum raise is to 200.",
+        "PhhReplayError: action 3 ('p3 cbr \u00b2'): not an action of these games",
+        "PhhReplayError: action 3 ('p3 cc x'): not an action of these games",
+        "PhhReplayError: action 3 ('p9 cbr 300'): no such player",
+    ]
+
+
+def test_a_deck_shorter_than_the_hole_cards_is_refused() -> None:
+    state, events = golden()
+    text = export_phh(state, events)
+    deck = next(line for line in text.splitlines() if line.startswith("_deck"))
+    with pytest.raises(PhhError, match="hole cards of p1 are not those of '_deck'"):
+        replay_phh(text.replace(deck, '_deck = "AsKs"'))
 
 
 @pytest.mark.parametrize("structure", [Structure.FL, Structure.PL, Structure.NL])

@@ -86,6 +86,14 @@ def test_read_and_write_are_pathlibs(tmp_path: Path) -> None:
     with pytest.raises(UnicodeDecodeError) as theirs:
         path.read_text(encoding="utf-8")
     assert str(ours.value) == str(theirs.value)
+    path.write_bytes(b"x" * (phh_cli._READ_SIZE + 5))  # more than one read
+    assert phh_cli._read(str(path)) == path.read_text(encoding="utf-8")
+    for missing_or_folder in (tmp_path / "none.phh", tmp_path):
+        with pytest.raises(OSError) as ours:
+            phh_cli._read(str(missing_or_folder))
+        with pytest.raises(OSError) as theirs:
+            missing_or_folder.read_text(encoding="utf-8")
+        assert (type(ours.value), str(ours.value)) == (type(theirs.value), str(theirs.value))
     phh_cli._write(str(path), "a much longer text\n" * 10)
     phh_cli._write(str(path), "caf\u00e9\n")  # shorter: the rest is cut off
     assert path.read_bytes() == "caf\u00e9\n".encode()
