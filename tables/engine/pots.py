@@ -74,10 +74,13 @@ def build_pots(
     if len(contributed) != n or len(in_hand) != n:
         raise ValueError("seats, contributed and in_hand differ in length")
     top = max(contributed)
-    if top > 0 and min(compress(contributed, in_hand), default=0) == top:
+    live = list(compress(contributed, in_hand))  # what the players still in put in
+    if top > 0 and live and min(live) == top:
         # The usual pot: everyone still in put in the same, nobody more (no side pots).
         return [Pot.of((sum(contributed), tuple(compress(seats, in_hand))))]
-    levels = sorted({c for c, live in zip(contributed, in_hand, strict=True) if live and c > 0})
+    levels = sorted(set(live))
+    if levels and levels[0] == 0:
+        del levels[0]
     pots: list[Pot] = []
     previous = 0
     for level in levels:

@@ -336,41 +336,44 @@ class HandState:
         # Counting in C first: someone else can act in almost every decision.
         if status.count(IN) - (status[i] is IN) == 0:
             max_other = max(
-                (c for j, c in enumerate(committed) if j != i and status[j] is not FOLDED),
+                [c for j, c in enumerate(committed) if j != i and status[j] is not FOLDED],
                 default=0,
             )
-            target = min(target, max_other)
-        return max(target - committed[i], 0)
+            if max_other < target:
+                target = max_other
+        to_call = target - committed[i]
+        return to_call if to_call > 0 else 0
 
     def _raise_range(self, i: int) -> tuple[int | None, int | None, str | None]:
         """``(min_to, max_to, raise_closed)`` of a bet/raise by player ``i``."""
-        committed = self.committed[i]
-        all_in_to = committed + self.stacks[i]
+        committed = self.committed
+        stacks = self.stacks
+        all_in_to = committed[i] + stacks[i]
         to_match = self.to_match
         if all_in_to <= to_match:
             return None, None, None
         # Nobody may bet unless someone else still in could call part of it.
-        stacks = self.stacks
         for j in self.order:  # the players still in with chips
-            if j != i and self.committed[j] + stacks[j] > to_match:
+            if j != i and committed[j] + stacks[j] > to_match:
                 break
         else:
             return None, None, "opponents_all_in"
-        if is_capped(self.limits, self.full_bets):
+        limits = self.limits
+        if is_capped(limits, self.full_bets):
             return None, None, "betting_capped"
         if self.acted[i]:
             return None, None, "raise_not_reopened"
         low, high = raise_bounds(
-            self.limits,
+            limits,
             self.street,
             to_match=to_match,
             last_raise=self.last_raise,
-            committed=committed,
+            committed=committed[i],
             pot_total=sum(self.contributed),
         )
         if all_in_to < low:
             return all_in_to, all_in_to, None
-        return low, (all_in_to if high is None else min(high, all_in_to)), None
+        return low, (all_in_to if high is None or high > all_in_to else high), None
 
     def verify(self, action: Action) -> LegalActions:
         """Raise the precise IllegalAction if ``action`` is not allowed; else the options."""
@@ -821,12 +824,26 @@ def apply_in_place(state: HandState, action: Action) -> list[Event]:
             settle.chop(state, events)
             return events
     # else: a timeout that protected the player (all-in for what they put in)
+    # Pass the turn: next_actor(state, p), its usual case written out (every action).
     p = order.index(i)
     if leaves:
         state.order = order = order[:p] + order[p + 1 :]
     else:
         p += 1
-    nxt = next_actor(state, p)
+    if len(order) > 1:
+        acted = state.acted
+        to_match = state.to_match
+        for j in order[p:]:
+            if not acted[j] or committed[j] < to_match:
+                state.actor_index = j
+                return events
+        for j in order[:p]:
+            if not acted[j] or committed[j] < to_match:
+                state.actor_index = j
+                return events
+        nxt = None
+    else:
+        nxt = next_actor(state, p)
     if nxt is None:
         close_round(state, events)
     else:
