@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from tables.engine.cards import card_str, parse_card
 from tables.engine.config import KillInfo
+from tables.engine.pots import Pot
 from tables.engine.records import Record
 
 #: How a field is written in JSON when it is not a plain value (see Event.json_fields).
@@ -45,15 +46,6 @@ class SeatAmount(Record):
 
     seat: int
     amount: int
-
-
-class PotInfo(Record):
-    """A pot and the seats that can win it."""
-
-    __slots__ = ()
-
-    amount: int
-    eligible: tuple[int, ...]
 
 
 class Event(Record):
@@ -223,9 +215,9 @@ class Pots(Event):
 
     __slots__ = ()
     type: ClassVar[str] = "pots"
-    json_fields: ClassVar[dict[str, Any]] = {"pots": PotInfo}
+    json_fields: ClassVar[dict[str, Any]] = {"pots": Pot}
     street: str
-    pots: tuple[PotInfo, ...]
+    pots: tuple[Pot, ...]
 
 
 class Shown(Event):

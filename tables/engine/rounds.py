@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from tables.engine import settle
 from tables.engine.betting import BOARD_CARDS, NEXT_STREET, RIVER, Street
-from tables.engine.events import DealtBoard, Event, PotInfo, Pots, UncalledReturned
+from tables.engine.events import DealtBoard, Event, Pots, UncalledReturned
 from tables.engine.positions import clockwise_tuple
 from tables.engine.pots import build_pots, uncalled_excess
 
@@ -85,8 +85,7 @@ def close_round(st: HandState, events: list[Event]) -> None:
     st.committed = [0] * n
     live = [s is not FOLDED for s in st.status]
     pots = build_pots(st.seats, st.contributed, live)
-    # A Pot and a PotInfo hold the same two values: the event copies them.
-    events.append(Pots.of((str(st.street), tuple(map(PotInfo.of, pots)))))
+    events.append(Pots.of((str(st.street), tuple(pots))))
     # Settling gets these pots: nobody's contribution changes from here to the payouts.
     if sum(live) == 1:
         settle.finish_uncontested(st, events, pots)
