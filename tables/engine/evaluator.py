@@ -65,6 +65,7 @@ _EVALUATE_BY_COUNT: dict[int, Callable[..., int]] = {
     7: _pheval.evaluate_7cards,
 }
 _evaluate_5cards: Callable[..., int] = _pheval.evaluate_5cards
+_evaluate_7cards: Callable[..., int] = _pheval.evaluate_7cards
 _evaluate_omaha: Callable[..., int] = _pheval.evaluate_omaha_cards
 
 
@@ -97,6 +98,20 @@ def high_function(game: str) -> Callable[[Sequence[int], Sequence[int]], int]:
     if evaluate is None:
         raise ValueError(f"unknown game {game!r}: expected one of {GAMES}")
     return evaluate
+
+
+def high_values(game: str, holes: Sequence[Sequence[int]], board: Sequence[int]) -> list[int]:
+    """``high_value(game, hole, board)`` of each of ``holes`` against one board, as a
+    showdown asks: on a full board the evaluator is chosen once for all of them.
+
+    Every hole must have the game's number of cards (2 in hold'em, 4 in Omaha).
+    """
+    evaluate = high_function(game)
+    if len(board) == 5:
+        if evaluate is _holdem_high:
+            return [_evaluate_7cards(*hole, *board) for hole in holes]
+        return [_evaluate_omaha(*board, *hole) for hole in holes]
+    return [evaluate(hole, board) for hole in holes]
 
 
 def _omaha_hands(hole: Sequence[int], board: Sequence[int]) -> Iterator[tuple[int, ...]]:

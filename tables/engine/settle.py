@@ -26,7 +26,7 @@ from operator import add
 from typing import TYPE_CHECKING, Any
 
 from tables.engine.config import NO_KILL, OMAHA8, KillInfo
-from tables.engine.evaluator import describe_high, describe_low, high_function, low_value
+from tables.engine.evaluator import describe_high, describe_low, high_values, low_value
 from tables.engine.events import Chopped, Event, HandEnded, Mucked, Raked, SeatAmount, Shown, Won
 from tables.engine.positions import clockwise_tuple
 from tables.engine.pots import Pot, build_pots, split_evenly, split_hi_lo
@@ -125,7 +125,6 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
     if pots is None:
         pots = build_pots(seats, st.contributed, [s != "folded" for s in status])
     game = st.config.game
-    high_value = high_function(game)
     hi_lo = game is OMAHA8
 
     # Showing order: from the river aggressor, else from the button's left; clockwise.
@@ -135,7 +134,7 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
     else:
         first = seats.index(st.button) + 1
     order = [j for j in clockwise_tuple(first % n, n) if status[j] != "folded"]
-    highs = {i: high_value(hole[i], board) for i in order}
+    highs = dict(zip(order, high_values(game, [hole[i] for i in order], board), strict=True))
     lows = {i: low_value(hole[i], board) for i in order} if hi_lo else dict.fromkeys(order)
     # With one pot every player still in is eligible for it (the usual showdown).
     single_pot = len(pots) == 1
@@ -184,8 +183,12 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
         if len(contenders) == 1:
             high_winners = contenders
         else:
-            best = min(map(highs.__getitem__, contenders))
-            high_winners = [i for i in contenders if highs[i] == best]
+            values = list(map(highs.__getitem__, contenders))
+            best = min(values)
+            if values.count(best) == 1:  # no tie: counted and found in C
+                high_winners = [contenders[values.index(best)]]
+            else:
+                high_winners = [i for i in contenders if highs[i] == best]
         low_winners: list[int] = []
         if hi_lo:
             qualified = [low for i in contenders if (low := lows[i]) is not None]

@@ -614,24 +614,11 @@ def start_hand(
         )
     ]
 
-    def post(j: int, kind: str, amount: int, *, live: bool = True) -> None:
-        paid = min(amount, stacks[j])
-        if paid <= 0:
-            return
-        stacks[j] -= paid
-        contributed[j] += paid
-        if live:
-            committed[j] += paid
-        else:
-            antes[j] += paid
-        if stacks[j] == 0:
-            status[j] = ALL_IN
-        events.append(Posted.of((seat_numbers[j], kind, paid, stacks[j] == 0)))
-
+    # The forced bets as (player, kind, amount, live), in posting order: antes (dead),
+    # then the blinds, the newcomers' big blinds and the special live bets.
     deal_order = clockwise_tuple(sb, n)
-    if config.ante:
-        for j in deal_order:
-            post(j, "ante", config.ante, live=False)
+    ante = config.ante
+    posts = [(j, "ante", ante, False) for j in deal_order] if ante else []
     special: dict[int, tuple[str, int]] = {}
     if killer is not None:
         kill_blind = limits.small_bet if config.structure is FL else limits.spread_min
@@ -642,20 +629,34 @@ def start_hand(
         special[straddler] = ("straddle", 2 * bb_amount)
     nominal = [0]
     if sb not in special:
-        post(sb, "small_blind", config.small_blind)
+        posts.append((sb, "small_blind", config.small_blind, True))
         nominal.append(min(config.small_blind, bb_amount))
     if bb not in special:
-        post(bb, "big_blind", bb_amount)
+        posts.append((bb, "big_blind", bb_amount, True))
         nominal.append(bb_amount)
     newcomers = False
     for j in deal_order if has_newcomers else ():
         if newcomer[j] and j not in (sb, bb) and j not in special:
-            post(j, "newcomer_big_blind", bb_amount)
+            posts.append((j, "newcomer_big_blind", bb_amount, True))
             nominal.append(bb_amount)
             newcomers = True
     for j, (kind, amount) in special.items():
-        post(j, kind, amount)
+        posts.append((j, kind, amount, True))
         nominal.append(amount)
+    for j, kind, amount, live in posts:
+        stack = stacks[j]
+        paid = amount if amount < stack else stack
+        if paid <= 0:
+            continue
+        stacks[j] = stack = stack - paid
+        contributed[j] += paid
+        if live:
+            committed[j] += paid
+        else:
+            antes[j] += paid
+        if not stack:
+            status[j] = ALL_IN
+        events.append(Posted.of((seat_numbers[j], kind, paid, not stack)))
 
     # Hole cards: one at a time clockwise from the small blind, so the player in deal
     # position p gets the deck's cards p, p + n, p + 2n, ... (a slice with step n).

@@ -28,6 +28,7 @@ from tables.engine.evaluator import (
     describe_high,
     describe_low,
     high_value,
+    high_values,
     low_value,
 )
 from tables.engine.lowhands import LOW_MASKS, OMAHA_LOW
@@ -303,6 +304,22 @@ def test_fast_paths_match_brute_force(board_size: int) -> None:
             assert low_of_five(best_low) == low_value(hole, board)
         holdem = cards[2:]
         assert high_value("holdem", holdem[:2], holdem[2:]) == evaluate_cards(*holdem)
+
+
+@pytest.mark.parametrize("board_size", [3, 4, 5])
+@pytest.mark.parametrize("game", ["holdem", "omaha", "omaha8"])
+def test_high_values_of_a_showdown_are_each_hands_high_value(game: str, board_size: int) -> None:
+    """The showdown's one-call evaluation (its fast path on a full board) gives what
+    high_value gives hand by hand."""
+    rng = random.Random(f"high_values/{game}/{board_size}")
+    size = 2 if game == "holdem" else 4
+    for _ in range(300):
+        players = rng.randint(1, 9)
+        cards = rng.sample(FULL_DECK, board_size + size * players)
+        board = cards[:board_size]
+        holes = [cards[board_size + size * k : board_size + size * (k + 1)] for k in range(players)]
+        expected = [high_value(game, hole, board) for hole in holes]
+        assert high_values(game, holes, board) == expected
 
 
 # --- differential tests against pokerkit ---------------------------------------------
