@@ -8,6 +8,7 @@ inside ``start_hand``/``apply`` and mutate it: who must act next, closing a roun
 from __future__ import annotations
 
 from enum import StrEnum
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from tables.engine import settle
@@ -59,14 +60,12 @@ def next_actor(st: HandState, position: int = 0) -> int | None:
     if not order:
         return None
     # Nobody else can act: call the largest other commitment or not (none left when
-    # everyone else folded: the hand is won).
+    # everyone else folded: the hand is won). The largest commitment of all the players
+    # still in, ``j`` included, is above ``j``'s exactly when the largest other one is.
     j = order[0]
-    status = st.status
     committed = st.committed
-    max_other = max(
-        [c for m, c in enumerate(committed) if m != j and status[m] is not FOLDED], default=0
-    )
-    return j if committed[j] < max_other else None
+    in_hand = max(compress(committed, [s is not FOLDED for s in st.status]))
+    return j if committed[j] < in_hand else None
 
 
 def close_round(st: HandState, events: list[Event]) -> None:

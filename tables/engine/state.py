@@ -90,6 +90,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from itertools import compress
 from typing import Any, NoReturn
 
 from tables.engine import errors, settle
@@ -335,12 +336,11 @@ class HandState:
         target = self.to_match
         # Counting in C first: someone else can act in almost every decision.
         if status.count(IN) - (status[i] is IN) == 0:
-            max_other = max(
-                [c for j, c in enumerate(committed) if j != i and status[j] is not FOLDED],
-                default=0,
-            )
-            if max_other < target:
-                target = max_other
+            # The largest commitment of the players still in, i's included: it caps the
+            # call exactly as the largest other one does (at or below i's: nothing).
+            in_hand = max(compress(committed, [s is not FOLDED for s in status]), default=0)
+            if in_hand < target:
+                target = in_hand
         to_call = target - committed[i]
         return to_call if to_call > 0 else 0
 
