@@ -24,6 +24,7 @@ from tables.engine.events import (
 from tables.engine.pots import Pot
 from tables.engine.records import Record, fast_init
 from tables.engine.settle import HandResult
+from tables.engine.state import SeatEntry
 
 
 def test_positional_keyword_equality_hash_repr_and_frozenness() -> None:
@@ -75,10 +76,12 @@ def test_records_pickle_and_copy() -> None:
 
 
 def test_every_record_has_no_instance_dict() -> None:
-    for cls in (*EVENT_TYPES.values(), SeatAmount, SeatInfo, Pot, HandResult):
+    for cls in (*EVENT_TYPES.values(), SeatAmount, SeatInfo, Pot, HandResult, SeatEntry):
         assert issubclass(cls, Record)
         assert "__slots__" in vars(cls)
-        assert not hasattr(cls.of(tuple(range(len(cls.fields)))), "__dict__")
+        built = cls.of(tuple(range(len(cls.fields))))
+        assert type(built) is cls and not hasattr(built, "__dict__")
+        assert built == cls(*range(len(cls.fields)))
 
 
 def test_a_record_without_slots_or_with_misordered_defaults_is_refused() -> None:
