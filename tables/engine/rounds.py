@@ -12,7 +12,7 @@ from itertools import compress
 from typing import TYPE_CHECKING
 
 from tables.engine import settle
-from tables.engine.betting import BOARD_CARDS, NEXT_STREET, RIVER, Street
+from tables.engine.betting import BOARD_CARDS, NEXT_STREET, PREFLOP, RIVER, Street
 from tables.engine.events import DealtBoard, Event, Pots, UncalledReturned
 from tables.engine.positions import clockwise_tuple
 from tables.engine.pots import build_pots, uncalled_excess
@@ -99,15 +99,18 @@ def close_round(st: HandState, events: list[Event]) -> None:
             deal_street(st, NEXT_STREET[st.street], events)
         settle.showdown(st, events, pots)
         return
+    if st.street is PREFLOP:
+        # After the flop the players who can act do so clockwise from the button's left.
+        status = st.status
+        clockwise = clockwise_tuple((st.seats.index(st.button) + 1) % n, n)
+        st.order = tuple([j for j in clockwise if status[j] is IN])
+    # (Later streets keep that order: it already lacks exactly those who left.)
     deal_street(st, NEXT_STREET[st.street], events)
     st.to_match = 0
     st.last_raise = st.limits.min_bet(st.street)
     st.full_bets = 0
     st.acted = [False] * n
     st.aggressor = None
-    status = st.status
-    clockwise = clockwise_tuple((st.seats.index(st.button) + 1) % n, n)
-    st.order = tuple([j for j in clockwise if status[j] is IN])
     st.actor_index = next_actor(st)
 
 
