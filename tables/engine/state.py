@@ -530,7 +530,7 @@ def start_hand(
     ``result.next_kill`` when the killer is still dealt in (ignored when the table plays
     no kills or the killer is not dealt in).
     """
-    config.validate()
+    table_limits = _checked(config)
     entries = sorted(seats)  # by seat: the first field (no two entries share a seat)
     n = len(entries)
     if not 2 <= n <= 10:
@@ -584,7 +584,7 @@ def start_hand(
         scale = kill_in_force.multiplier
     else:
         scale = FULL_KILL if overblinder is not None else NO_KILL
-    limits = Limits.for_hand(config, scale)
+    limits = table_limits if scale is NO_KILL else Limits.for_hand(config, scale)
 
     committed = [0] * n
     contributed = [0] * n
@@ -729,6 +729,29 @@ def start_hand(
 
 
 _ALL_CARDS = frozenset(range(52))
+
+
+def _checked(config: TableConfig) -> Limits:
+    """``config.validate()`` (raising its ConfigError) and the limits of an ordinary
+    hand of ``config``, worked out once per configuration object: a table, a replay or a
+    simulation plays many hands with one, and these cost a twentieth of a hand's start.
+
+    Entries are keyed by the object's identity and hold the object, so that its id is
+    not reused while it is remembered; a few dozen are kept at most.
+    """
+    known = _CHECKED.get(id(config))
+    if known is not None and known[0] is config:
+        return known[1]
+    config.validate()
+    limits = Limits.for_hand(config)
+    if len(_CHECKED) >= _MAX_CHECKED:
+        _CHECKED.clear()
+    _CHECKED[id(config)] = (config, limits)
+    return limits
+
+
+_CHECKED: dict[int, tuple[TableConfig, Limits]] = {}
+_MAX_CHECKED = 64
 
 
 # ---------------------------------------------------------------------------------------

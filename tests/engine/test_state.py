@@ -5,6 +5,7 @@ import json
 import pytest
 
 from tables.engine import errors
+from tables.engine import state as state_module
 from tables.engine.actions import Action, ActionKind
 from tables.engine.config import TableConfig
 from tables.engine.events import HoleCards, event_from_dict, events_for
@@ -43,6 +44,22 @@ def test_start_hand_validates_config() -> None:
     with pytest.raises(errors.ConfigError):
         start_hand(TableConfig(structure="PL", kill="full"), entries(3), button=1,
                    deck=list(range(52)))  # fmt: skip
+
+
+def test_configurations_are_checked_once_per_object_and_never_remembered_when_wrong() -> None:
+    wrong = TableConfig(structure="PL", kill="full")
+    for _ in range(2):  # a wrong configuration is refused every time
+        with pytest.raises(errors.ConfigError):
+            start_hand(wrong, entries(3), button=1, deck=list(range(52)))
+    config = TableConfig(structure="FL", game="omaha8")
+    first, _ = start_hand(config, entries(3), button=1, deck=list(range(52)))
+    again, _ = start_hand(config, entries(3), button=1, deck=list(range(52)))
+    equal, _ = start_hand(TableConfig(structure="FL", game="omaha8"), entries(3), button=1,
+                          deck=list(range(52)))  # fmt: skip
+    assert first == again == equal and again.limits is first.limits
+    for big_blind in range(2, 200):  # many tables: the memory stays small
+        start_hand(TableConfig(big_blind=big_blind), entries(3), button=1, deck=list(range(52)))
+    assert len(state_module._CHECKED) <= state_module._MAX_CHECKED
 
 
 def test_hand_started_event_and_commitment() -> None:
