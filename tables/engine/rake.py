@@ -30,6 +30,8 @@ def hand_rake(config: TableConfig, total: int, *, players_dealt_in: int, flop_se
     if config.no_flop_no_drop and not flop_seen:
         return 0
     rake = total * config.rake_percent // 10_000
+    if not rake:
+        return 0
     cap = config.rake_cap(players_dealt_in)
     if cap is not None:
         rake = min(rake, cap)

@@ -197,22 +197,20 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
                 low_winners = [i for i in contenders if lows[i] == best_low]
         amount = pot[0]  # pot.amount
         if low_winners:
-            whole = high_winners[0] if low_winners == high_winners else None
+            one = len(high_winners) == 1 and low_winners == high_winners
+            whole_winners.add(seats[high_winners[0]] if one else None)
             high_amount, low_amount = split_hi_lo(amount)
             _award(st, k, high_amount, high_winners, "high", high_text, winnings, events)
             _award(st, k, low_amount, low_winners, "low", low_text, winnings, events)
         elif len(high_winners) == 1:  # the usual award: one winner, the whole pot
-            whole = i = high_winners[0]
+            i = high_winners[0]
+            whole_winners.add(seats[i])
             if amount:
                 winnings[i] += amount
                 events.append(Won.of((seats[i], k, amount, None, high_text[i])))
         else:
-            whole = None
-            _award(st, k, amount, high_winners, None, high_text, winnings, events)
-        if whole is not None and len(high_winners) == 1:
-            whole_winners.add(seats[whole])
-        else:
             whole_winners.add(None)
+            _award(st, k, amount, high_winners, None, high_text, winnings, events)
     # Finer point 5: a scoop is one player winning every pot of the hand whole.
     scooper = whole_winners.pop() if len(whole_winners) == 1 else None
     _finish(st, events, pots, rake, shares, winnings, scooper)
