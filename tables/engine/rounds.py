@@ -118,7 +118,7 @@ def deal_street(st: HandState, street: Street, events: list[Event]) -> None:
     """Deal the board cards of ``street`` (the next cards of the deck, no burn)."""
     board = st.board
     start = len(st.seats) * len(st.hole[0]) + len(board)  # after the hole cards dealt
-    cards = st.deck[start : start + BOARD_CARDS[street] - len(board)]
-    st.board.extend(cards)
+    cards = st.deck[start : start + BOARD_CARDS[street] - len(board)]  # a tuple
+    board.extend(cards)
     st.street = street
-    events.append(DealtBoard.of((str(street), tuple(cards))))
+    events.append(DealtBoard.of((str(street), cards)))

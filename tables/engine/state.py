@@ -668,11 +668,10 @@ def start_hand(
 
     # Preflop order and bet levels.
     first = ((straddler if straddler is not None else bb) + 1) % n
-    order = clockwise_order(first, n)
+    order: Sequence[int] = clockwise_tuple(first, n)
     last = killer if (killer is not None and config.killer_acts_last) else overblinder
     if last is not None:
-        order.remove(last)
-        order.append(last)
+        order = [j for j in order if j != last] + [last]
     to_match = max(nominal)
     if config.structure is PL or config.structure is NL:
         last_raise = max(bb_amount, to_match)  # finer point 4: the straddle is a bigger BB
