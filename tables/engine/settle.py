@@ -105,10 +105,10 @@ def finish_uncontested(st: HandState, events: list[Event], pots: list[Pot] | Non
     raked, rake, shares = _rake(st, pots, events)
     winnings = [0] * len(st.seats)
     seat = st.seats[winner]
-    for k, pot in enumerate(raked):
-        if pot.amount:
-            winnings[winner] += pot.amount
-            events.append(Won.of((seat, k, pot.amount, None, None)))
+    for k, (amount, _) in enumerate(raked):
+        if amount:
+            winnings[winner] += amount
+            events.append(Won.of((seat, k, amount, None, None)))
     _finish(st, events, pots, rake, shares, winnings, seat)
 
 
