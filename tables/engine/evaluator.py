@@ -16,7 +16,7 @@ helpers are for showdown display and hand histories, not for deciding pots.
 """
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from itertools import combinations
 
@@ -100,7 +100,7 @@ def high_function(game: str) -> Callable[[Sequence[int], Sequence[int]], int]:
     return evaluate
 
 
-def high_values(game: str, holes: Sequence[Sequence[int]], board: Sequence[int]) -> list[int]:
+def high_values(game: str, holes: Iterable[Sequence[int]], board: Sequence[int]) -> list[int]:
     """``high_value(game, hole, board)`` of each of ``holes`` against one board, as a
     showdown asks: on a full board the evaluator is chosen once for all of them.
 

@@ -87,17 +87,17 @@ def close_round(st: HandState, events: list[Event]) -> None:
     events.append(Pots.of((str(st.street), tuple(pots))))
     # Settling gets these pots: nobody's contribution changes from here to the payouts.
     if sum(live) == 1:
-        settle.finish_uncontested(st, events, pots)
+        settle.finish_uncontested(st, events, pots, live)
         return
     if st.street is RIVER:
-        settle.showdown(st, events, pots)
+        settle.showdown(st, events, pots, live)
         return
     if st.status.count(IN) <= 1:
         # At most one player can still bet: run the board out (RULES.md 3.7).
         st.runout = True
         while st.street is not RIVER:
             deal_street(st, NEXT_STREET[st.street], events)
-        settle.showdown(st, events, pots)
+        settle.showdown(st, events, pots, live)
         return
     if st.street is PREFLOP:
         # After the flop the players who can act do so clockwise from the button's left.

@@ -29,7 +29,7 @@ from tables.engine.config import NO_KILL, OMAHA8, KillInfo
 from tables.engine.evaluator import describe_high, describe_low, high_values, low_value
 from tables.engine.events import Chopped, Event, HandEnded, Mucked, Raked, SeatAmount, Shown, Won
 from tables.engine.positions import clockwise_tuple
-from tables.engine.pots import Pot, build_pots, split_evenly, split_hi_lo
+from tables.engine.pots import Pot, split_evenly, split_hi_lo
 from tables.engine.rake import contributed_rake, hand_rake, take_rake
 from tables.engine.records import Record
 
@@ -93,15 +93,14 @@ def _rake(st: HandState, pots: list[Pot], events: list[Event]) -> tuple[list[Pot
     return take_rake(pots, rake), rake, shares
 
 
-def finish_uncontested(st: HandState, events: list[Event], pots: list[Pot] | None = None) -> None:
+def finish_uncontested(
+    st: HandState, events: list[Event], pots: list[Pot], live: list[bool]
+) -> None:
     """Everyone else folded: the last player wins every pot, cards unseen (step 7).
 
-    ``pots``: the hand's pots if the caller has just built them (else built here).
+    ``pots``: the hand's pots; ``live``: who is still in (one player), by player index.
     """
-    live = [s != "folded" for s in st.status]
     winner = live.index(True)
-    if pots is None:
-        pots = build_pots(st.seats, st.contributed, live)
     raked, rake, shares = _rake(st, pots, events)
     winnings = [0] * len(st.seats)
     seat = st.seats[winner]
@@ -112,30 +111,27 @@ def finish_uncontested(st: HandState, events: list[Event], pots: list[Pot] | Non
     _finish(st, events, pots, rake, shares, winnings, seat)
 
 
-def showdown(st: HandState, events: list[Event], pots: list[Pot] | None = None) -> None:
+def showdown(st: HandState, events: list[Event], pots: list[Pot], live: list[bool]) -> None:
     """Show or muck in order, then award every pot.
 
-    ``pots``: the hand's pots if the caller has just built them (else built here).
+    ``pots``: the hand's pots; ``live``: who is still in, by player index.
     """
     seats = st.seats
     hole = st.hole
     board = st.board
     n = len(seats)
-    status = st.status
-    if pots is None:
-        pots = build_pots(seats, st.contributed, [s != "folded" for s in status])
     game = st.config.game
     hi_lo = game is OMAHA8
 
     # Showing order: from the river aggressor, else from the button's left; clockwise.
     aggressor = st.aggressor
-    if aggressor is not None and not st.runout and status[aggressor] != "folded":
+    if aggressor is not None and not st.runout and live[aggressor]:
         first = aggressor
     else:
         first = seats.index(st.button) + 1
-    order = [j for j in clockwise_tuple(first % n, n) if status[j] != "folded"]
+    order = [j for j in clockwise_tuple(first % n, n) if live[j]]
     # (zip without a keyword costs half: the lengths are equal, hence the noqa: B905.)
-    highs = dict(zip(order, high_values(game, [hole[i] for i in order], board)))  # noqa: B905
+    highs = dict(zip(order, high_values(game, map(hole.__getitem__, order), board)))  # noqa: B905
     lows = {i: low_value(hole[i], board) for i in order} if hi_lo else dict.fromkeys(order)
     # With one pot every player still in is eligible for it (the usual showdown).
     single_pot = len(pots) == 1
