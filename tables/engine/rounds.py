@@ -71,43 +71,45 @@ def next_actor(st: HandState, position: int = 0) -> int | None:
 def close_round(st: HandState, events: list[Event]) -> None:
     """End the betting round and move the hand on as far as it goes."""
     st.actor_index = None
-    excess = uncalled_excess(st.contributed)
+    contributed = st.contributed
+    status = st.status
+    excess = uncalled_excess(contributed)
     if excess is not None:
         j, amount = excess
-        st.contributed[j] -= amount
-        st.committed[j] -= amount
+        contributed[j] -= amount
         st.stacks[j] += amount
-        if st.status[j] is ALL_IN:
-            st.status[j] = IN  # chips behind again (betting is over for them anyway)
+        if status[j] is ALL_IN:
+            status[j] = IN  # chips behind again (betting is over for them anyway)
         events.append(UncalledReturned.of((st.seats[j], amount)))
-    n = len(st.seats)
-    st.committed = [0] * n
-    live = [s is not FOLDED for s in st.status]
-    pots = build_pots(st.seats, st.contributed, live)
-    events.append(Pots.of((str(st.street), tuple(pots))))
+    n = len(status)
+    st.committed = [0] * n  # (the street's bets, the returned part included, are in)
+    live = [s is not FOLDED for s in status]
+    pots = build_pots(st.seats, contributed, live)
+    street = st.street
+    events.append(Pots.of((str(street), tuple(pots))))
     # Settling gets these pots: nobody's contribution changes from here to the payouts.
-    if sum(live) == 1:
+    if live.count(True) == 1:
         settle.finish_uncontested(st, events, pots, live)
         return
-    if st.street is RIVER:
+    if street is RIVER:
         settle.showdown(st, events, pots, live)
         return
-    if st.status.count(IN) <= 1:
+    if status.count(IN) <= 1:
         # At most one player can still bet: run the board out (RULES.md 3.7).
         st.runout = True
         while st.street is not RIVER:
             deal_street(st, NEXT_STREET[st.street], events)
         settle.showdown(st, events, pots, live)
         return
-    if st.street is PREFLOP:
+    if street is PREFLOP:
         # After the flop the players who can act do so clockwise from the button's left.
-        status = st.status
         clockwise = clockwise_tuple((st.seats.index(st.button) + 1) % n, n)
         st.order = tuple([j for j in clockwise if status[j] is IN])
     # (Later streets keep that order: it already lacks exactly those who left.)
-    deal_street(st, NEXT_STREET[st.street], events)
+    street = NEXT_STREET[street]
+    deal_street(st, street, events)
     st.to_match = 0
-    st.last_raise = st.limits.min_bet(st.street)
+    st.last_raise = st.limits.min_bet(street)
     st.full_bets = 0
     st.acted = [False] * n
     st.aggressor = None
