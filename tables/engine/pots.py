@@ -83,6 +83,7 @@ def build_pots(
         del levels[0]
     pots: list[Pot] = []
     previous = 0
+    in_pots = 0
     for level in levels:
         # One pass per level: what everyone put in between the two levels, and who is
         # still in with at least this level (only players above ``previous`` can be).
@@ -95,8 +96,9 @@ def build_pots(
                 if c >= level and in_hand[k]:
                     eligible.append(seats[k])
         pots.append(Pot.of((amount, tuple(eligible))))
+        in_pots += amount
         previous = level
-    leftover = sum([c - previous for c in contributed if c > previous])
+    leftover = sum(contributed) - in_pots
     if leftover:
         if pots:
             last = pots[-1]

@@ -104,7 +104,7 @@ def close_round(st: HandState, events: list[Event]) -> None:
     if street is PREFLOP:
         # After the flop the players who can act do so clockwise from the button's left.
         clockwise = clockwise_tuple((st.seats.index(st.button) + 1) % n, n)
-        st.order = tuple([j for j in clockwise if status[j] is IN])
+        st.order = tuple(compress(clockwise, [s is IN for s in map(status.__getitem__, clockwise)]))
     # (Later streets keep that order: it already lacks exactly those who left.)
     street = NEXT_STREET[street]
     deal_street(st, street, events)

@@ -21,8 +21,8 @@ the table's kill setting (never compounding).
 
 from __future__ import annotations
 
-from itertools import compress
-from operator import add
+from itertools import compress, repeat
+from operator import add, eq
 from typing import TYPE_CHECKING, Any
 
 from tables.engine.config import NO_KILL, OMAHA8, KillInfo
@@ -116,6 +116,8 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot], live: list[boo
 
     ``pots``: the hand's pots; ``live``: who is still in, by player index.
     """
+    # The filters below use map and compress, not comprehensions: a comprehension that
+    # reads a local variable makes it a closure cell, slower for every other use of it.
     seats = st.seats
     hole = st.hole
     board = st.board
@@ -129,10 +131,14 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot], live: list[boo
         first = aggressor
     else:
         first = seats.index(st.button) + 1
-    order = [j for j in clockwise_tuple(first % n, n) if live[j]]
+    clockwise = clockwise_tuple(first % n, n)
+    order = list(compress(clockwise, map(live.__getitem__, clockwise)))
     # (zip without a keyword costs half: the lengths are equal, hence the noqa: B905.)
     highs = dict(zip(order, high_values(game, map(hole.__getitem__, order), board)))  # noqa: B905
-    lows = {i: low_value(hole[i], board) for i in order} if hi_lo else dict.fromkeys(order)
+    if hi_lo:
+        lows = dict(zip(order, map(low_value, map(hole.__getitem__, order), repeat(board))))  # noqa: B905
+    else:
+        lows = dict.fromkeys(order)
     # With one pot every player still in is eligible for it (the usual showdown).
     single_pot = len(pots) == 1
     everyone_shows = st.runout
@@ -176,7 +182,9 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot], live: list[boo
             contenders = shown
         else:
             eligible = pot[1]  # pot.eligible
-            contenders = [i for i in shown if seats[i] in eligible]
+            contenders = list(
+                compress(shown, map(eligible.__contains__, map(seats.__getitem__, shown)))
+            )
         if len(contenders) == 1:
             high_winners = contenders
         else:
@@ -185,13 +193,14 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot], live: list[boo
             if values.count(best) == 1:  # no tie: counted and found in C
                 high_winners = [contenders[values.index(best)]]
             else:
-                high_winners = [i for i in contenders if highs[i] == best]
+                high_winners = list(compress(contenders, map(best.__eq__, values)))
         low_winners: list[int] = []
         if hi_lo:
-            qualified = [low for i in contenders if (low := lows[i]) is not None]
+            contender_lows = list(map(lows.__getitem__, contenders))
+            qualified = [v for v in contender_lows if v is not None]
             if qualified:
                 best_low = min(qualified)
-                low_winners = [i for i in contenders if lows[i] == best_low]
+                low_winners = list(compress(contenders, map(eq, contender_lows, repeat(best_low))))
         amount = pot[0]  # pot.amount
         if low_winners:
             one = len(high_winners) == 1 and low_winners == high_winners
@@ -232,7 +241,7 @@ def _award(
             winnings[i] += amount
             events.append(Won.of((seats[i], pot, amount, share, texts[i])))
         return
-    for seat, won in split_evenly(amount, [seats[i] for i in winners], st.button).items():
+    for seat, won in split_evenly(amount, list(map(seats.__getitem__, winners)), st.button).items():
         if won:
             i = seats.index(seat)
             winnings[i] += won

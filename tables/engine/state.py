@@ -90,7 +90,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any, NoReturn
 
 from tables.engine import errors, settle
@@ -530,6 +530,8 @@ def start_hand(
     ``result.next_kill`` when the killer is still dealt in (ignored when the table plays
     no kills or the killer is not dealt in).
     """
+    # (No comprehension here reads a local variable: that would make it a closure cell,
+    # slower for every other use of it in this function; map and compress do instead.)
     table_limits = _checked(config)
     entries = sorted(seats)  # by seat: the first field (no two entries share a seat)
     n = len(entries)
@@ -619,7 +621,11 @@ def start_hand(
     # then the blinds, the newcomers' big blinds and the special live bets.
     deal_order = clockwise_tuple(sb, n)
     ante = config.ante
-    posts = [(j, "ante", ante, False) for j in deal_order] if ante else []
+    posts = (
+        list(zip(deal_order, repeat("ante"), repeat(ante), repeat(False), strict=False))
+        if ante
+        else []
+    )
     special: dict[int, tuple[str, int]] = {}
     if killer is not None:
         kill_blind = limits.small_bet if config.structure is FL else limits.spread_min
@@ -661,8 +667,8 @@ def start_hand(
 
     # Hole cards: one at a time clockwise from the small blind, so the player in deal
     # position p gets the deck's cards p, p + n, p + 2n, ... (a slice with step n).
-    dealt = (2 if config.game is HOLDEM else 4) * n  # config.game.hole_cards, inlined
-    in_deal_order = [deck_t[p:dealt:n] for p in range(n)]
+    hole_cards = 2 if config.game is HOLDEM else 4  # config.game.hole_cards, inlined
+    in_deal_order = list(map(deck_t.__getitem__, _DEAL_SLICES[hole_cards][n]))
     dealt_to = seat_numbers[sb:] + seat_numbers[:sb]
     events.extend(map(HoleCards.of, zip(dealt_to, in_deal_order)))  # noqa: B905
     hole = in_deal_order[n - sb :] + in_deal_order[: n - sb]  # back to seat order
@@ -672,7 +678,9 @@ def start_hand(
     order: Sequence[int] = clockwise_tuple(first, n)
     last = killer if (killer is not None and config.killer_acts_last) else overblinder
     if last is not None:
-        order = [j for j in order if j != last] + [last]
+        order = list(order)
+        order.remove(last)
+        order.append(last)
     to_match = max(nominal)
     if config.structure is PL or config.structure is NL:
         last_raise = max(bb_amount, to_match)  # finer point 4: the straddle is a bigger BB
@@ -713,7 +721,9 @@ def start_hand(
     state.acted = [False] * n
     state.shown = [False] * n
     # Only those who can act: the posts may have put some all-in.
-    state.order = tuple([j for j in order if status[j] is IN] if ALL_IN in status else order)
+    if ALL_IN in status:
+        order = compress(order, [s is IN for s in map(status.__getitem__, order)])
+    state.order = tuple(order)
     state.actor_index = None
     state.to_match = to_match
     state.last_raise = last_raise
@@ -729,6 +739,8 @@ def start_hand(
 
 
 _ALL_CARDS = frozenset(range(52))
+# _DEAL_SLICES[h][n][p]: the deck's slice of the h hole cards of deal position p of n.
+_DEAL_SLICES = {h: [tuple(slice(p, h * n, n) for p in range(n)) for n in range(11)] for h in (2, 4)}
 
 
 def _checked(config: TableConfig) -> Limits:
@@ -844,7 +856,8 @@ def apply_in_place(state: HandState, action: Action) -> list[Event]:
         state.status[i] = FOLDED
         events.append(Acted.of((seat, "fold", 0, committed[i], False)))
         if state.chop_possible and _folded_to_blinds(state):
-            state.order = tuple([j for j in order if j != i])
+            p = order.index(i)
+            state.order = order[:p] + order[p + 1 :]
             settle.chop(state, events)
             return events
     # else: a timeout that protected the player (all-in for what they put in)
