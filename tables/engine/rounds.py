@@ -64,6 +64,8 @@ def next_actor(st: HandState, position: int = 0) -> int | None:
     # still in, ``j`` included, is above ``j``'s exactly when the largest other one is.
     j = order[0]
     committed = st.committed
+    if committed[j] >= st.to_match:  # no commitment is above to_match: nothing to call
+        return None
     in_hand = max(compress(committed, [s is not FOLDED for s in st.status]))
     return j if committed[j] < in_hand else None
 

@@ -334,6 +334,8 @@ class HandState:
         status = self.status
         committed = self.committed
         target = self.to_match
+        if committed[i] >= target:  # no commitment is above to_match: nothing to call
+            return 0
         # Counting in C first: someone else can act in almost every decision.
         if status.count(IN) - (status[i] is IN) == 0:
             # The largest commitment of the players still in, i's included: it caps the

@@ -147,6 +147,8 @@ def test_random_hands_keep_every_invariant(hand) -> None:  # type: ignore[no-unt
             break
         assert sum(state.stacks) + sum(state.contributed) == total
         assert state.actor is not None
+        # Nobody has more in this street than to_match (the engine relies on it).
+        assert max(state.committed) <= state.to_match
         # The round's order is exactly the players who can still act.
         assert sorted(state.order) == [i for i, s in enumerate(state.status) if s == "in"]
         assert state.actor_index in state.order
