@@ -52,10 +52,11 @@ def uncalled_excess(contributed: Sequence[int]) -> tuple[int, int] | None:
     """
     if len(contributed) < 2:
         return (0, contributed[0]) if contributed else None
-    second, top = sorted(contributed)[-2:]  # in C: cheaper than a loop for ten players
-    if top == second:
+    top = max(contributed)
+    if contributed.count(top) > 1:  # matched (the usual case): two C calls, no sort
         return None
-    return contributed.index(top), top - second
+    j = contributed.index(top)
+    return j, top - max(contributed[:j] + contributed[j + 1 :])
 
 
 def build_pots(
