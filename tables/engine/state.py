@@ -110,7 +110,6 @@ from tables.engine.betting import (
     Limits,
     Street,
     is_capped,
-    min_raise_increment,
     raise_bounds,
 )
 from tables.engine.cards import card_str
@@ -311,7 +310,7 @@ class HandState:
         stack = self.stacks[i]
         to_call = self._to_call(i)
         call_amount = min(to_call, stack) if to_call else None
-        min_to, max_to, closed = self._raise_range(i)
+        min_to, max_to, closed, _ = self._raise_range(i)
         return LegalActions(
             seat=self.seats[i],
             can_fold=to_call > 0,
@@ -346,25 +345,29 @@ class HandState:
         to_call = target - committed[i]
         return to_call if to_call > 0 else 0
 
-    def _raise_range(self, i: int) -> tuple[int | None, int | None, str | None]:
-        """``(min_to, max_to, raise_closed)`` of a bet/raise by player ``i``."""
+    def _raise_range(self, i: int) -> tuple[int | None, int | None, str | None, int]:
+        """``(min_to, max_to, raise_closed, full_to)`` of a bet/raise by player ``i``.
+
+        ``full_to`` is the smallest "to" of a full bet or raise (0 when none is allowed):
+        an allowed bet below it is an all-in for less.
+        """
         committed = self.committed
         stacks = self.stacks
         all_in_to = committed[i] + stacks[i]
         to_match = self.to_match
         if all_in_to <= to_match:
-            return None, None, None
+            return None, None, None, 0
         # Nobody may bet unless someone else still in could call part of it.
         for j in self.order:  # the players still in with chips
             if j != i and committed[j] + stacks[j] > to_match:
                 break
         else:
-            return None, None, "opponents_all_in"
+            return None, None, "opponents_all_in", 0
         limits = self.limits
         if is_capped(limits, self.full_bets):
-            return None, None, "betting_capped"
+            return None, None, "betting_capped", 0
         if self.acted[i]:
-            return None, None, "raise_not_reopened"
+            return None, None, "raise_not_reopened", 0
         low, high = raise_bounds(
             limits,
             self.street,
@@ -374,8 +377,8 @@ class HandState:
             pot_total=sum(self.contributed),
         )
         if all_in_to < low:
-            return all_in_to, all_in_to, None
-        return low, (all_in_to if high is None or high > all_in_to else high), None
+            return all_in_to, all_in_to, None, low
+        return low, (all_in_to if high is None or high > all_in_to else high), None, low
 
     def verify(self, action: Action) -> LegalActions:
         """Raise the precise IllegalAction if ``action`` is not allowed; else the options."""
@@ -822,13 +825,13 @@ def apply_in_place(state: HandState, action: Action) -> list[Event]:
             state.acted[i] = True
         else:
             to = action.to
-            min_to, max_to, _ = state._raise_range(i)
+            min_to, max_to, _, full_to = state._raise_range(i)
             if to is None or min_to is None or max_to is None or not min_to <= to <= max_to:
                 _refuse(state, action)
             amount = to - committed[i]
             to_match = state.to_match
             word = "bet" if to_match == 0 else "raise"
-            if to - to_match >= min_raise_increment(state.limits, state.street, state.last_raise):
+            if to >= full_to:
                 # A full bet or raise: reopens the betting for everyone.
                 state.last_raise = to - to_match
                 state.full_bets += 1
