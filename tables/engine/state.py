@@ -799,18 +799,15 @@ def apply_in_place(state: HandState, action: Action) -> list[Event]:
     ``verify`` for its precise error. The turn then passes along ``state.order``.
     """
     i = state.actor_index
-    if i is None or action.seat != state.seats[i]:
+    seat = action.seat
+    if i is None or seat != state.seats[i]:
         _refuse(state, action)  # the hand is over or it is not this seat's turn
     order = state.order
     committed = state.committed
-    if len(order) > 1:  # someone else can act: the whole difference is to call
-        to_call = state.to_match - committed[i]
-        if to_call < 0:
-            to_call = 0
-    else:
-        to_call = state._to_call(i)
+    # When someone else can act the whole difference is to call (no commitment is above
+    # to_match); otherwise only what the others still in put in is worth calling.
+    to_call = state.to_match - committed[i] if len(order) > 1 else state._to_call(i)
     kind = action.kind
-    seat = action.seat
     events: list[Event] = []
     if kind is TIMEOUT:
         kind = _timeout(state, action, i, to_call, events)
