@@ -865,24 +865,25 @@ def apply_in_place(state: HandState, action: Action) -> list[Event]:
     # else: a timeout that protected the player (all-in for what they put in)
     # Pass the turn: next_actor(state, p), its usual case written out (every action).
     p = order.index(i)
-    if leaves:
-        state.order = order = order[:p] + order[p + 1 :]
+    if leaves:  # (folding around, the player leaving is the first of the order)
+        state.order = order = order[1:] if p == 0 else order[:p] + order[p + 1 :]
     else:
         p += 1
-    if len(order) > 1:
+    n = len(order)
+    if n > 1:
         acted = state.acted
         to_match = state.to_match
-        for j in order[p:]:
+        j = order[p] if p < n else order[0]
+        if not acted[j] or committed[j] < to_match:  # the usual case: the next in order
+            state.actor_index = j
+            return events
+        for j in order[p:] + order[:p]:
             if not acted[j] or committed[j] < to_match:
                 state.actor_index = j
                 return events
-        for j in order[:p]:
-            if not acted[j] or committed[j] < to_match:
-                state.actor_index = j
-                return events
-        nxt = None
-    else:
-        nxt = next_actor(state, p)
+        close_round(state, events)
+        return events
+    nxt = next_actor(state, p)
     if nxt is None:
         close_round(state, events)
     else:
