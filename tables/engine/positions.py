@@ -7,7 +7,11 @@ helpers only place the button and the blinds among those players.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import itemgetter
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def next_button(previous_button: int | None, dealt_in: Sequence[int]) -> int:
@@ -64,8 +68,23 @@ def clockwise_tuple(start: int, n: int) -> tuple[int, ...]:
     return tuple([(start + k) % n for k in range(n)])
 
 
+def clockwise_getter(start: int, n: int) -> Callable[[Sequence[T]], tuple[T, ...]]:
+    """A function that takes an ``n``-long sequence (2 to 10 items, indexed like the
+    players) and returns its items clockwise from ``start``, as a tuple.
+
+    >>> clockwise_getter(2, 4)("abcd")
+    ('c', 'd', 'a', 'b')
+    """
+    return _GETTERS[n][start]
+
+
 _MAX_PLAYERS = 10
 _CLOCKWISE = [
     [tuple([(start + k) % n for k in range(n)]) for start in range(n)]
     for n in range(_MAX_PLAYERS + 1)
+]
+# One itemgetter per table size and start: picking items in C, made once.
+_GETTERS: list[list[Callable[[Sequence[Any]], tuple[Any, ...]]]] = [
+    [itemgetter(*order) for order in orders] if n >= 2 else []
+    for n, orders in enumerate(_CLOCKWISE)
 ]

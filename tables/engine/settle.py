@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from tables.engine.config import NO_KILL, OMAHA8, KillInfo
 from tables.engine.evaluator import describe_high, describe_low, high_values, low_value
 from tables.engine.events import Chopped, Event, HandEnded, Mucked, Raked, SeatAmount, Shown, Won
-from tables.engine.positions import clockwise_tuple
+from tables.engine.positions import clockwise_getter, clockwise_tuple
 from tables.engine.pots import Pot, split_evenly, split_hi_lo
 from tables.engine.rake import contributed_rake, hand_rake, take_rake
 from tables.engine.records import Record
@@ -131,8 +131,8 @@ def showdown(st: HandState, events: list[Event], pots: list[Pot], live: list[boo
         first = aggressor
     else:
         first = seats.index(st.button) + 1
-    clockwise = clockwise_tuple(first % n, n)
-    order = list(compress(clockwise, map(live.__getitem__, clockwise)))
+    first %= n
+    order = list(compress(clockwise_tuple(first, n), clockwise_getter(first, n)(live)))
     # (zip without a keyword costs half: the lengths are equal, hence the noqa: B905.)
     highs = dict(zip(order, high_values(game, map(hole.__getitem__, order), board)))  # noqa: B905
     if hi_lo:

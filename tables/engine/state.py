@@ -134,7 +134,7 @@ from tables.engine.events import (
     SeatInfo,
     TimedOut,
 )
-from tables.engine.positions import clockwise_order, clockwise_tuple
+from tables.engine.positions import clockwise_getter, clockwise_order, clockwise_tuple
 from tables.engine.pots import Pot, build_pots
 from tables.engine.records import Record
 from tables.engine.rounds import (
@@ -674,9 +674,9 @@ def start_hand(
     # position p gets the deck's cards p, p + n, p + 2n, ... (a slice with step n).
     hole_cards = 2 if config.game is HOLDEM else 4  # config.game.hole_cards, inlined
     in_deal_order = list(map(deck_t.__getitem__, _DEAL_SLICES[hole_cards][n]))
-    dealt_to = seat_numbers[sb:] + seat_numbers[:sb]
+    dealt_to = clockwise_getter(sb, n)(seat_numbers)
     events.extend(map(HoleCards.of, zip(dealt_to, in_deal_order)))  # noqa: B905
-    hole = in_deal_order[n - sb :] + in_deal_order[: n - sb]  # back to seat order
+    hole = clockwise_getter((n - sb) % n, n)(in_deal_order)  # back to seat order
 
     # Preflop order and bet levels.
     first = ((straddler if straddler is not None else bb) + 1) % n
@@ -705,7 +705,7 @@ def start_hand(
     state.players = players
     state.starting_stacks = starting_stacks
     state.auto_muck = auto_muck
-    state.hole = tuple(hole)
+    state.hole = hole
     state.deck = deck_t
     state.deck_commitment = deck_commitment
     state.limits = limits
