@@ -86,9 +86,9 @@ def close_round(st: HandState, events: list[Event]) -> None:
     n = len(status)
     st.committed = [0] * n  # (the street's bets, the returned part included, are in)
     live = [s is not FOLDED for s in status]
-    pots = build_pots(st.seats, contributed, live)
+    pots = tuple(build_pots(st.seats, contributed, live))  # for the event and the result
     street = st.street
-    events.append(Pots.of((str(street), tuple(pots))))
+    events.append(Pots.of((str(street), pots)))
     # Settling gets these pots: nobody's contribution changes from here to the payouts.
     if live.count(True) == 1:
         settle.finish_uncontested(st, events, pots, live)

@@ -34,6 +34,8 @@ from tables.engine.rake import contributed_rake, hand_rake, take_rake
 from tables.engine.records import Record
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from tables.engine.state import HandState
 
 
@@ -80,21 +82,27 @@ class HandResult(Record):
         )
 
 
-def _rake(st: HandState, pots: list[Pot], events: list[Event]) -> tuple[list[Pot], int, list[int]]:
+def _rake(
+    st: HandState, pots: Sequence[Pot], events: list[Event]
+) -> tuple[Sequence[Pot], int, Sequence[int]]:
     """Compute and take the hand's rake; return the raked pots, rake and shares."""
     total = sum([p[0] for p in pots])  # p.amount, without the property call
     rake = hand_rake(st.config, total, players_dealt_in=len(st.seats), flop_seen=len(st.board) >= 3)
     if not rake:
         events.append(Raked.of((0, ())))
-        return pots, 0, [0] * len(st.seats)
+        return pots, 0, _NO_SHARES[len(st.seats)]
     shares = contributed_rake(rake, st.seats, st.contributed, st.button)
     contributed = tuple(map(SeatAmount.of, compress(zip(st.seats, shares, strict=True), shares)))
     events.append(Raked.of((rake, contributed)))
     return take_rake(pots, rake), rake, shares
 
 
+# Everyone's share of no rake, by number of players (the result keeps it as a tuple).
+_NO_SHARES = [(0,) * n for n in range(11)]
+
+
 def finish_uncontested(
-    st: HandState, events: list[Event], pots: list[Pot], live: list[bool]
+    st: HandState, events: list[Event], pots: Sequence[Pot], live: list[bool]
 ) -> None:
     """Everyone else folded: the last player wins every pot, cards unseen (step 7).
 
@@ -111,7 +119,7 @@ def finish_uncontested(
     _finish(st, events, pots, rake, shares, winnings, seat)
 
 
-def showdown(st: HandState, events: list[Event], pots: list[Pot], live: list[bool]) -> None:
+def showdown(st: HandState, events: list[Event], pots: Sequence[Pot], live: list[bool]) -> None:
     """Show or muck in order, then award every pot.
 
     ``pots``: the hand's pots; ``live``: who is still in, by player index.
@@ -252,7 +260,7 @@ def _can_win(
     st: HandState,
     i: int,
     shown: list[int],
-    pots: list[Pot],
+    pots: Sequence[Pot],
     highs: dict[int, int],
     lows: dict[int, int | None],
 ) -> bool:
@@ -283,6 +291,7 @@ def chop(st: HandState, events: list[Event]) -> None:
             returned.append(SeatAmount.of((st.seats[i], amount)))
     n = len(st.seats)
     st.contributed = [0] * n
+    st.committed = [0] * n
     sb, bb = st.small_blind_index, st.big_blind_index
     events.append(Chopped.of(((st.seats[sb], st.seats[bb]), tuple(returned))))
     _finish(st, events, [], 0, [0] * n, [0] * n, None, True)
@@ -291,19 +300,19 @@ def chop(st: HandState, events: list[Event]) -> None:
 def _finish(
     st: HandState,
     events: list[Event],
-    pots: list[Pot],
+    pots: Sequence[Pot],
     rake: int,
-    shares: list[int],
+    shares: Sequence[int],
     winnings: list[int],
     scooper: int | None,
     chopped: bool = False,
 ) -> None:
-    """Pay the winnings, record the result and emit ``hand_ended``."""
+    """Pay the winnings, record the result and emit ``hand_ended`` (the street's
+    commitments are already back to zero: collected, or returned by a chop)."""
     seats = st.seats
     stacks = st.stacks = list(map(add, st.stacks, winnings))
     st.actor_index = None
     st.over = True
-    st.committed = [0] * len(seats)
     next_kill = None
     kill_mode = st.config.kill
     if (
