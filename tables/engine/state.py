@@ -814,10 +814,11 @@ def apply_in_place(state: HandState, action: Action) -> list[Event]:
     leaves = True  # the player can act no more this hand (folded, all-in or protected)
     if kind is CALL or kind is BET_RAISE:
         stacks = state.stacks
+        stack = stacks[i]
         if kind is CALL:
             if not to_call:
                 _refuse(state, action)
-            amount = to_call if to_call < stacks[i] else stacks[i]
+            amount = to_call if to_call < stack else stack
             word = "call"
             state.acted[i] = True
         else:
@@ -836,15 +837,15 @@ def apply_in_place(state: HandState, action: Action) -> list[Event]:
             state.acted[i] = True
             state.to_match = to
             state.aggressor = i
-        stacks[i] -= amount
-        committed[i] += amount
+        stacks[i] = stack = stack - amount
+        committed[i] = street_total = committed[i] + amount
         state.contributed[i] += amount
-        if stacks[i]:
+        if stack:
             leaves = False
-            events.append(Acted.of((seat, word, amount, committed[i], False)))
+            events.append(Acted.of((seat, word, amount, street_total, False)))
         else:
             state.status[i] = ALL_IN
-            events.append(Acted.of((seat, word, amount, committed[i], True)))
+            events.append(Acted.of((seat, word, amount, street_total, True)))
     elif kind is CHECK:
         if to_call:
             _refuse(state, action)
