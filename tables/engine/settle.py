@@ -86,8 +86,13 @@ def _rake(
     st: HandState, pots: Sequence[Pot], events: list[Event]
 ) -> tuple[Sequence[Pot], int, Sequence[int]]:
     """Compute and take the hand's rake; return the raked pots, rake and shares."""
-    total = sum([p[0] for p in pots])  # p.amount, without the property call
-    rake = hand_rake(st.config, total, players_dealt_in=len(st.seats), flop_seen=len(st.board) >= 3)
+    config = st.config
+    rake = 0
+    if config.rake_percent:  # (a table without rake has nothing to add up)
+        total = sum([p[0] for p in pots])  # p.amount, without the property call
+        rake = hand_rake(
+            config, total, players_dealt_in=len(st.seats), flop_seen=len(st.board) >= 3
+        )
     if not rake:
         events.append(Raked.of((0, ())))
         return pots, 0, _NO_SHARES[len(st.seats)]
