@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test lint format bench verify browser clean
+.PHONY: run test lint format bench instructions verify browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ format: $(VENV)/.dev
 
 bench: $(VENV)/.dev
 	$(BIN)/python bench/engine.py
+
+# Instructions per hand of the engine, counted by valgrind (steady where timings are not).
+instructions: $(VENV)/.dev
+	$(BIN)/python bench/instructions.py
 
 verify: $(VENV)/.dev
 	$(BIN)/python -m pytest -m verify
