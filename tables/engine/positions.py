@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from operator import itemgetter
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -62,29 +62,22 @@ def clockwise_order(start: int, n: int) -> list[int]:
 
 
 def clockwise_tuple(start: int, n: int) -> tuple[int, ...]:
-    """:func:`clockwise_order` as a tuple, made once per table size (every hand asks)."""
+    """:func:`clockwise_order` as a tuple (from :data:`CLOCKWISE` for up to ten players)."""
     if 0 <= start < n <= _MAX_PLAYERS:
-        return _CLOCKWISE[n][start]
+        return CLOCKWISE[n][start]
     return tuple([(start + k) % n for k in range(n)])
 
 
-def clockwise_getter(start: int, n: int) -> Callable[[Sequence[T]], tuple[T, ...]]:
-    """A function that takes an ``n``-long sequence (2 to 10 items, indexed like the
-    players) and returns its items clockwise from ``start``, as a tuple.
-
-    >>> clockwise_getter(2, 4)("abcd")
-    ('c', 'd', 'a', 'b')
-    """
-    return _GETTERS[n][start]
-
-
 _MAX_PLAYERS = 10
-_CLOCKWISE = [
+#: ``CLOCKWISE[n][start]``: the player indices ``0..n-1`` clockwise from ``start``, for
+#: 0 <= start < n <= 10. Read directly on every hand (a table, not a call).
+CLOCKWISE: list[list[tuple[int, ...]]] = [
     [tuple([(start + k) % n for k in range(n)]) for start in range(n)]
     for n in range(_MAX_PLAYERS + 1)
 ]
-# One itemgetter per table size and start: picking items in C, made once.
-_GETTERS: list[list[Callable[[Sequence[Any]], tuple[Any, ...]]]] = [
-    [itemgetter(*order) for order in orders] if n >= 2 else []
-    for n, orders in enumerate(_CLOCKWISE)
+#: ``CLOCKWISE_GETTERS[n][start]``, for 2 <= n <= 10: a function that takes an ``n``-long
+#: sequence indexed like the players and returns its items in the order
+#: ``CLOCKWISE[n][start]``, as a tuple (an itemgetter: the items are picked in C).
+CLOCKWISE_GETTERS: list[list[Callable[[Sequence[T]], tuple[T, ...]]]] = [
+    [itemgetter(*order) for order in orders] if n >= 2 else [] for n, orders in enumerate(CLOCKWISE)
 ]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from tables.engine import settle
 from tables.engine.betting import BOARD_CARDS, NEXT_STREET, PREFLOP, RIVER, Street
 from tables.engine.events import DealtBoard, Event, Pots, UncalledReturned
-from tables.engine.positions import clockwise_getter, clockwise_tuple
+from tables.engine.positions import CLOCKWISE, CLOCKWISE_GETTERS
 from tables.engine.pots import build_pots, uncalled_excess
 
 if TYPE_CHECKING:
@@ -106,8 +106,8 @@ def close_round(st: HandState, events: list[Event]) -> None:
     if street is PREFLOP:
         # After the flop the players who can act do so clockwise from the button's left.
         first = (st.seats.index(st.button) + 1) % n
-        can_act = [s is IN for s in clockwise_getter(first, n)(status)]
-        st.order = tuple(compress(clockwise_tuple(first, n), can_act))
+        can_act = [s is IN for s in CLOCKWISE_GETTERS[n][first](status)]
+        st.order = tuple(compress(CLOCKWISE[n][first], can_act))
     # (Later streets keep that order: it already lacks exactly those who left.)
     street = NEXT_STREET[street]
     deal_street(st, street, events)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from tables.engine.config import NO_KILL, OMAHA8, KillInfo
 from tables.engine.evaluator import describe_high, describe_low, high_values, low_value
 from tables.engine.events import Chopped, Event, HandEnded, Mucked, Raked, SeatAmount, Shown, Won
-from tables.engine.positions import clockwise_getter, clockwise_tuple
+from tables.engine.positions import CLOCKWISE, CLOCKWISE_GETTERS
 from tables.engine.pots import Pot, split_evenly, split_hi_lo
 from tables.engine.rake import contributed_rake, hand_rake, take_rake
 from tables.engine.records import Record
@@ -145,7 +145,7 @@ def showdown(st: HandState, events: list[Event], pots: Sequence[Pot], live: list
     else:
         first = seats.index(st.button) + 1
     first %= n
-    order = list(compress(clockwise_tuple(first, n), clockwise_getter(first, n)(live)))
+    order = list(compress(CLOCKWISE[n][first], CLOCKWISE_GETTERS[n][first](live)))
     # (zip without a keyword costs half: the lengths are equal, hence the noqa: B905.)
     highs = dict(zip(order, high_values(game, map(hole.__getitem__, order), board)))  # noqa: B905
     if hi_lo:

@@ -134,7 +134,7 @@ from tables.engine.events import (
     SeatInfo,
     TimedOut,
 )
-from tables.engine.positions import clockwise_getter, clockwise_order, clockwise_tuple
+from tables.engine.positions import CLOCKWISE, CLOCKWISE_GETTERS, clockwise_order
 from tables.engine.pots import Pot, build_pots
 from tables.engine.records import Record
 from tables.engine.rounds import (
@@ -624,7 +624,7 @@ def start_hand(
 
     # The forced bets as (player, kind, amount, live), in posting order: antes (dead),
     # then the blinds, the newcomers' big blinds and the special live bets.
-    deal_order = clockwise_tuple(sb, n)
+    deal_order = CLOCKWISE[n][sb]
     ante = config.ante
     posts = (
         list(zip(deal_order, repeat("ante"), repeat(ante), repeat(False), strict=False))
@@ -674,13 +674,13 @@ def start_hand(
     # position p gets the deck's cards p, p + n, p + 2n, ... (a slice with step n).
     hole_cards = 2 if config.game is HOLDEM else 4  # config.game.hole_cards, inlined
     in_deal_order = list(map(deck_t.__getitem__, _DEAL_SLICES[hole_cards][n]))
-    dealt_to = clockwise_getter(sb, n)(seat_numbers)
+    dealt_to = CLOCKWISE_GETTERS[n][sb](seat_numbers)
     events.extend(map(HoleCards.of, zip(dealt_to, in_deal_order)))  # noqa: B905
-    hole = clockwise_getter((n - sb) % n, n)(in_deal_order)  # back to seat order
+    hole = CLOCKWISE_GETTERS[n][(n - sb) % n](in_deal_order)  # back to seat order
 
     # Preflop order and bet levels.
     first = ((straddler if straddler is not None else bb) + 1) % n
-    order: Sequence[int] = clockwise_tuple(first, n)
+    order: Sequence[int] = CLOCKWISE[n][first]
     last = killer if (killer is not None and config.killer_acts_last) else overblinder
     if last is not None:
         order = list(order)

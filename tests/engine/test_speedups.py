@@ -10,7 +10,7 @@ import pytest
 from tables.engine.actions import Action, ActionKind
 from tables.engine.cards import RANKS, SUITS, parse_card, parse_cards
 from tables.engine.phh import _toml
-from tables.engine.positions import clockwise_getter, clockwise_order, clockwise_tuple
+from tables.engine.positions import CLOCKWISE_GETTERS, clockwise_order, clockwise_tuple
 from tables.engine.pots import Pot, build_pots
 
 
@@ -22,7 +22,7 @@ def test_clockwise_tuple_is_the_clockwise_order() -> None:
             assert clockwise_order(start, n) == expected
             if 2 <= n <= 10:
                 items = [f"p{k}" for k in range(n)]
-                assert clockwise_getter(start, n)(items) == tuple(items[k] for k in expected)
+                assert CLOCKWISE_GETTERS[n][start](items) == tuple(items[k] for k in expected)
 
 
 def test_parse_card_accepts_every_case_and_nothing_else() -> None:
