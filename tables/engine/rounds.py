@@ -116,7 +116,8 @@ def close_round(st: HandState, events: list[Event]) -> None:
     st.full_bets = 0
     st.acted = [False] * n
     st.aggressor = None
-    st.actor_index = next_actor(st)
+    # Two or more can act (else the board ran out above) and nobody has yet: the first.
+    st.actor_index = st.order[0]
 
 
 def deal_street(st: HandState, street: Street, events: list[Event]) -> None:

@@ -737,7 +737,8 @@ def start_hand(
     state.runout = False
     state.over = False
     state.result = None
-    state.actor_index = next_actor(state)
+    # Nobody has acted yet: the first in order opens, when someone else can act too.
+    state.actor_index = state.order[0] if len(state.order) > 1 else next_actor(state)
     if state.actor_index is None:  # everyone is all-in from the posts
         close_round(state, events)
     return state, events
