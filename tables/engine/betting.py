@@ -188,9 +188,10 @@ def raise_bounds(
     if structure is FL:
         min_to = to_match + (limits.big_bet if street in LATE_STREETS else limits.small_bet)
         return min_to, min_to
-    min_to = to_match + min_raise_increment(limits, street, last_raise)
     if structure is SL:
+        min_to = to_match + min_raise_increment(limits, street, last_raise)
         return min_to, to_match + limits.spread_max
+    min_to = to_match + last_raise  # PL and NL: min_raise_increment is the last full raise
     if structure is NL:
         return min_to, None
     # Pot limit: the pot after calling, plus the call.
