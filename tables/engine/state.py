@@ -10,9 +10,10 @@ table layer (``tables/services``) owns persistence, timing, seating and broadcas
   state and ``apply(state, action)`` returns a *new* state plus the events the action
   caused; the input is never mutated (a state is copied list by list, never deep-copied,
   which keeps ~thousands of hands per second). Illegal actions raise a subclass of
-  :class:`~tables.engine.errors.IllegalAction` before anything is copied.
+  :class:`~tables.engine.errors.IllegalAction` and change nothing.
   ``apply_in_place(state, action)`` is the same transition for a caller that owns the
-  state and has no use for the old one (it skips the copy and returns the events).
+  state and has no use for the old one (it skips the copy and returns the events);
+  ``apply`` is a copy followed by ``apply_in_place``.
 * **verify / can / do** (pokerkit's triad): ``state.legal_actions()`` is what the UI
   offers, ``state.verify(action)`` raises the precise error, ``state.can(action)`` is its
   boolean, and ``apply`` verifies then does. The bounds offered are exactly the bounds
