@@ -51,23 +51,12 @@ class Street(StrEnum):
     TURN = "turn"
     RIVER = "river"
 
-    @property
-    def is_late(self) -> bool:
-        """Turn and river: the big bet applies in limit games."""
-        return self in LATE_STREETS
-
-    @property
-    def board_cards(self) -> int:
-        """How many board cards are visible during this street's betting."""
-        return BOARD_CARDS[self]
-
 
 # The members as plain names (a member read from its enum class is slow, see config.py).
 PREFLOP, FLOP, TURN, RIVER = Street.PREFLOP, Street.FLOP, Street.TURN, Street.RIVER
-#: Turn and river: the big bet applies in limit games (``street in LATE_STREETS`` is
-#: what ``street.is_late`` says, without a Python call).
+#: Turn and river: the big bet applies in limit games.
 LATE_STREETS = frozenset((TURN, RIVER))
-#: Board cards visible during each street's betting (``street.board_cards``).
+#: Board cards visible during each street's betting.
 BOARD_CARDS = {PREFLOP: 0, FLOP: 3, TURN: 4, RIVER: 5}
 NEXT_STREET = {PREFLOP: FLOP, FLOP: TURN, TURN: RIVER}
 
@@ -127,7 +116,7 @@ class Limits:
         """Smallest opening bet of a street (the initial ``last_raise``)."""
         structure = self.structure
         if structure is FL:
-            return self.big_bet if street in LATE_STREETS else self.small_bet
+            return self.limit_unit(street)
         if structure is SL:
             return self.spread_min
         if self.min_bet_doubles_late and street in LATE_STREETS:
@@ -157,7 +146,7 @@ def min_raise_increment(limits: Limits, street: Street, last_raise: int) -> int:
     """Smallest increment over ``to_match`` that makes a *full* bet or raise."""
     structure = limits.structure
     if structure is FL:
-        return limits.big_bet if street in LATE_STREETS else limits.small_bet
+        return limits.limit_unit(street)
     if structure is SL:
         # "A raise must be at least the previous bet or raise", within the spread.
         return min(max(limits.spread_min, last_raise), limits.spread_max)
@@ -186,7 +175,7 @@ def raise_bounds(
     """
     structure = limits.structure
     if structure is FL:
-        min_to = to_match + (limits.big_bet if street in LATE_STREETS else limits.small_bet)
+        min_to = to_match + limits.limit_unit(street)
         return min_to, min_to
     if structure is SL:
         min_to = to_match + min_raise_increment(limits, street, last_raise)

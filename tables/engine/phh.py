@@ -270,7 +270,6 @@ def _actions(
     protected = False
     runout_from: int | None = None  # index in ``lines`` where the run-out deals begin
     timed_out = False
-    names = _CARD_NAMES
     # Event classes have no subclasses: an identity test per class costs less than isinstance.
     for e in events:
         cls = type(e)
@@ -282,11 +281,11 @@ def _actions(
             timed_out = False
             runout_from = None
         elif cls is HoleCards:
-            lines.append(f"d dh {player[e.seat]} {''.join([names[c] for c in e.cards])}")
+            lines.append(f"d dh {player[e.seat]} {_cards_text(e.cards)}")
         elif cls is DealtBoard:
             if runout_from is None:
                 runout_from = len(lines)
-            lines.append(f"d db {''.join([names[c] for c in e.cards])}")
+            lines.append(f"d db {_cards_text(e.cards)}")
         elif cls is Posted:
             posted.append(e)
             if e.kind in ("kill_blind", "overblind"):

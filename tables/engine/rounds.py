@@ -1,8 +1,8 @@
 """Betting-round machinery of the hand state machine (see :mod:`tables.engine.state`).
 
-These functions work on a *private, freshly copied* :class:`~tables.engine.state.HandState`
-inside ``start_hand``/``apply`` and mutate it: who must act next, closing a round
-(uncalled bet, pots, next street or run-out) and dealing board cards.
+These functions work on a state that ``start_hand``/``apply_in_place`` own and mutate it:
+who acts when at most one player can, closing a round (uncalled bet, pots, next street
+or run-out) and dealing board cards.
 """
 
 from __future__ import annotations
@@ -36,38 +36,15 @@ ALL_IN = PlayerStatus.ALL_IN
 PROTECTED = PlayerStatus.PROTECTED
 
 
-def next_actor(st: HandState, position: int = 0) -> int | None:
-    """The next player who must act, searching the round's order from ``position``.
-
-    ``st.order`` holds only the players who can still act (status ``IN``), in the
-    round's order; the search wraps around it. Such a player must act when somebody else
-    is still in the hand and either they have not acted since the last full bet or raise
-    or they are below ``to_match``. When nobody else can act (all-in), only calling or
-    folding to the largest other commitment can matter.
-    """
+def lone_actor(st: HandState) -> int | None:
+    """The player to act when at most one can (``st.order``: the players still in with
+    chips; everyone else is all-in or folded): that player if they still have
+    something to call, else None (the round is over)."""
     order = st.order
-    if len(order) > 1:
-        acted = st.acted
-        committed = st.committed
-        to_match = st.to_match
-        for j in order[position:]:
-            if not acted[j] or committed[j] < to_match:
-                return j
-        for j in order[:position]:
-            if not acted[j] or committed[j] < to_match:
-                return j
-        return None
     if not order:
         return None
-    # Nobody else can act: call the largest other commitment or not (none left when
-    # everyone else folded: the hand is won). The largest commitment of all the players
-    # still in, ``j`` included, is above ``j``'s exactly when the largest other one is.
     j = order[0]
-    committed = st.committed
-    if committed[j] >= st.to_match:  # no commitment is above to_match: nothing to call
-        return None
-    in_hand = max(compress(committed, [s is not FOLDED for s in st.status]))
-    return j if committed[j] < in_hand else None
+    return j if st._to_call(j) else None
 
 
 def close_round(st: HandState, events: list[Event]) -> None:

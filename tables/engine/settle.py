@@ -221,14 +221,8 @@ def showdown(st: HandState, events: list[Event], pots: Sequence[Pot], live: list
             high_amount, low_amount = split_hi_lo(amount)
             _award(st, k, high_amount, high_winners, "high", high_text, winnings, events)
             _award(st, k, low_amount, low_winners, "low", low_text, winnings, events)
-        elif len(high_winners) == 1:  # the usual award: one winner, the whole pot
-            i = high_winners[0]
-            whole_winners.add(seats[i])
-            if amount:
-                winnings[i] += amount
-                events.append(Won.of((seats[i], k, amount, None, high_text[i])))
         else:
-            whole_winners.add(None)
+            whole_winners.add(seats[high_winners[0]] if len(high_winners) == 1 else None)
             _award(st, k, amount, high_winners, None, high_text, winnings, events)
     # Finer point 5: a scoop is one player winning every pot of the hand whole.
     scooper = whole_winners.pop() if len(whole_winners) == 1 else None

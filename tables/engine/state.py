@@ -35,15 +35,15 @@ Betting model
 -------------
 
 Per street: ``committed[i]`` (chips put in this street), ``to_match`` (what everyone must
-reach), ``last_raise`` (size of the last full bet/raise), ``full_bets`` (limit cap count)
+reach), ``last_raise`` (size of the last full bet/raise), ``full_bets`` (limit cap count),
 ``acted[i]`` (acted since the last *full* bet or raise) and ``order`` (the players who
 can still act, status ``IN``, in the round's acting order; a player leaves it on folding,
 going all-in or being protected, so finding the next actor skips nobody). A player must
 act when they are still in with chips and have not acted since the last full raise, or
 are below ``to_match``. Forced live bets (blinds, straddle, kill blind, overblind,
 newcomers' big blinds) are not actions, so their posters get the option when the action
-comes back unraised. A short all-in raises ``to_match`` but clears nobody's ``acted``: players who
-already acted may then only call or fold (RULES.md section 2).
+comes back unraised. A short all-in raises ``to_match`` but clears nobody's ``acted``:
+players who already acted may then only call or fold (RULES.md section 2).
 
 Preflop ``to_match`` is the largest *nominal* forced live bet even if its poster was short;
 the round's first actor is left of the big blind (left of the straddle); a killer with
@@ -145,7 +145,7 @@ from tables.engine.rounds import (
     PROTECTED,
     PlayerStatus,
     close_round,
-    next_actor,
+    lone_actor,
 )
 from tables.engine.settle import HandResult
 
@@ -739,7 +739,7 @@ def start_hand(
     state.over = False
     state.result = None
     # Nobody has acted yet: the first in order opens, when someone else can act too.
-    state.actor_index = state.order[0] if len(state.order) > 1 else next_actor(state)
+    state.actor_index = state.order[0] if len(state.order) > 1 else lone_actor(state)
     if state.actor_index is None:  # everyone is all-in from the posts
         close_round(state, events)
     return state, events
@@ -860,16 +860,14 @@ def apply_in_place(state: HandState, action: Action) -> list[Event]:
         state.acted[i] = True
         state.status[i] = FOLDED
         events.append(Acted.of((seat, "fold", 0, committed[i], False)))
-        if state.chop_possible and _folded_to_blinds(state):
-            p = order.index(i)
-            state.order = order[:p] + order[p + 1 :]
-            settle.chop(state, events)
-            return events
     # else: a timeout that protected the player (all-in for what they put in)
-    # Pass the turn: next_actor(state, p), its usual case written out (every action).
+    # Pass the turn along the order, from the player's place in it.
     p = order.index(i)
     if leaves:  # (folding around, the player leaving is the first of the order)
         state.order = order = order[1:] if p == 0 else order[:p] + order[p + 1 :]
+        if kind is FOLD and state.chop_possible and _folded_to_blinds(state):
+            settle.chop(state, events)
+            return events
     else:
         p += 1
     n = len(order)
@@ -886,7 +884,7 @@ def apply_in_place(state: HandState, action: Action) -> list[Event]:
                 return events
         close_round(state, events)
         return events
-    nxt = next_actor(state, p)
+    nxt = lone_actor(state)
     if nxt is None:
         close_round(state, events)
     else:
