@@ -219,6 +219,9 @@ export class ActionBar {
 
     const waiting = Boolean(hand && me && me.status === "in" && hand.actor !== me.seat && !model.pendingAct);
     this.advanceBox.hidden = !waiting;
+    // A ticked advance box keeps the focus when it hides as the turn comes; the F/C/R
+    // shortcuts ignore keys typed into inputs, so give the focus back to the page.
+    if (!waiting && this.advanceBox.contains(document.activeElement)) document.activeElement.blur();
     if (waiting) this.renderAdvance(hand, me, you);
 
     for (const b of [this.fold, this.call, this.raise, this.sitOut, this.sitIn, this.topUp, this.leave]) {
