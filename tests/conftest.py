@@ -14,8 +14,33 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import OperationalError
+from django.test import TransactionTestCase
 
 ROOT = Path(__file__).resolve().parent.parent
+
+_flush = TransactionTestCase._fixture_teardown
+
+
+def _flush_retrying(self: TransactionTestCase) -> None:
+    """Flush after a transactional test, again if PostgreSQL aborted it for a deadlock.
+
+    The suite's Celery worker may still be running a task an earlier test scheduled (a
+    turn timeout, a deal) when the flush's TRUNCATE asks for its exclusive locks; one of
+    the two is then chosen as the deadlock victim. The TRUNCATE rolls back whole, so it
+    is safe to try again once the task is done.
+    """
+    for attempt in range(5):
+        try:
+            _flush(self)
+            return
+        except OperationalError as exc:
+            if "deadlock detected" not in str(exc) or attempt == 4:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+
+
+TransactionTestCase._fixture_teardown = _flush_retrying
 
 
 def database_url_for(db: dict) -> str:

@@ -48,7 +48,6 @@ Known differences that configuration cannot remove, and how the tests deal with 
 from __future__ import annotations
 
 import random
-import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -272,10 +271,8 @@ def run(game: Game, structure: Structure, hands: int, seed: int) -> Counter[str]
 def test_engine_matches_pokerkit(game: Game, structure: Structure) -> None:
     # 120 hands per game x structure keep the file well under a minute (pokerkit plays
     # Omaha at ~20 hands/s); `make verify` runs thousands.
-    started = time.perf_counter()
     totals = run(game, structure, hands=120, seed=7)
     assert totals["hands"] == 120
-    assert time.perf_counter() - started < 20
 
 
 @pytest.mark.verify
