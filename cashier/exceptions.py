@@ -61,3 +61,15 @@ class WithdrawalNotFound(CashierError):
     """No such withdrawal belongs to this player."""
 
     code = "withdrawal_not_found"
+
+
+class IdempotencyKeyInvalid(CashierError):
+    """A client's idempotency key is not printable ASCII of a sane length."""
+
+    code = "idempotency_key_invalid"
+
+
+class IdempotencyKeyMissing(IdempotencyKeyInvalid):
+    """A request that needs a client's idempotency key came without one (or an empty one)."""
+
+    code = "idempotency_key_missing"

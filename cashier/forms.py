@@ -1,23 +1,22 @@
-"""Forms of the cashier page. Players type chips ("12.50"); the ledger gets cents (1250).
+"""Forms of the cashier page. Players type chips ("12.50", "12,50"); the ledger gets cents.
 
 Each form carries a hidden idempotency key made when the page is drawn, so a double
 click or a re-sent POST moves money once.
 """
 
-import re
 import uuid
 
 from django import forms
 from django.core.exceptions import ValidationError
 
-CHIPS_RE = re.compile(r"^(\d{1,13})(?:\.(\d{1,2}))?$")
+from cashier.money import ChipsTextInvalid, chips_parse
 
 
 class ChipsField(forms.Field):
     """An amount of chips with at most two decimals, cleaned to integer cents.
 
-    Parsed as text, never through float or Decimal. The cashier services decide what
-    amounts they accept (at least 1 cent, at most their maximum).
+    The decimal separator may be a point or a comma ("12,50" is 12.50, never 1250);
+    thousands separators and non-ASCII digits are refused (see `cashier.money`).
     """
 
     widget = forms.TextInput(attrs={"inputmode": "decimal", "autocomplete": "off"})
@@ -25,14 +24,10 @@ class ChipsField(forms.Field):
     def to_python(self, value: object) -> int | None:
         if value in self.empty_values:
             return None
-        text = str(value).strip().replace(",", "")
-        match = CHIPS_RE.match(text)
-        if match is None:
-            raise ValidationError(
-                "Enter an amount like 25 or 12.50 (at most two decimals).", code="invalid"
-            )
-        whole, part = match.groups()
-        return int(whole) * 100 + int((part or "").ljust(2, "0"))
+        try:
+            return chips_parse(str(value))
+        except ChipsTextInvalid as exc:
+            raise ValidationError(exc.message, code=exc.code) from exc
 
 
 class MoneyForm(forms.Form):

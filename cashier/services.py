@@ -5,7 +5,8 @@ Public API (keyword-only; amounts are integer cents; all raise `cashier.exceptio
 - `deposit_create`, `withdrawal_request`, `withdrawal_approve`, `withdrawal_reject`,
   `withdrawal_cancel`: the cashier.
 - `table_buy_in`, `table_top_up`, `table_cash_out`, `hand_rake_collect`: for the tables
-  layer, which checks the table rules (buy-in range, ratholing) before calling them.
+  layer, which checks the table rules (buy-in range, ratholing) before calling them;
+  `table_movement_replay` lets it recognise a retried buy-in or top-up first.
 - `ledger_post`: the one writer of the ledger, which all of the above go through.
 - `wallet_ensure`, `table_account_ensure`, `system_account_ensure`, `ledger_accounts_lock`.
 
@@ -34,9 +35,11 @@ Locking policy
 
 Idempotency
     Every movement takes an idempotency key, unique across the ledger; callers namespace
-    theirs (the API uses ``api:<user id>:<header>``, the tables layer e.g.
-    ``seat:<id>:buy-in:<n>``). The key is checked after the account locks are held, so
-    two concurrent retries are serialized and the second sees the first. Same key and
+    theirs: client keys go through `cashier.idempotency.client_idempotency_key`
+    (``api:<user id>:<command>:<header>``, ``ws:...``, ``web:...``), the room's own keys
+    never start with a client channel (``hand:<id>:rake``, ``leave:seat:<id>``). The key
+    is checked after the account locks are held, so two concurrent retries are
+    serialized and the second sees the first. Same key and
     same parameters: the original result is returned and nothing moves. Same key and
     other parameters: `IdempotencyKeyReused`. Withdrawal decisions need no key: a
     withdrawal is decided once (its id is the key), and repeating a decision is a no-op.
@@ -243,10 +246,12 @@ def withdrawal_cancel(*, withdrawal: Withdrawal, user: User) -> Withdrawal:
     )
 
 
-def table_buy_in(
-    *, user: User, table: Table, amount: int, idempotency_key: str
-) -> LedgerTransaction:
-    """Move a buy-in from the wallet to the table (limits are the tables layer's to check)."""
+def table_buy_in(*, user: User, table: Table, amount: int, idempotency_key: str) -> Posting:
+    """Move a buy-in from the wallet to the table (limits are the tables layer's to check).
+
+    Returns the `Posting`: `created` is False when the key had already moved these chips
+    (a replay, which moved nothing now); the caller must then not seat anyone again.
+    """
     return _wallet_to_table(
         kind=TransactionKind.BUY_IN,
         user=user,
@@ -256,10 +261,8 @@ def table_buy_in(
     )
 
 
-def table_top_up(
-    *, user: User, table: Table, amount: int, idempotency_key: str
-) -> LedgerTransaction:
-    """Move a top-up from the wallet to the table, exactly like a buy-in."""
+def table_top_up(*, user: User, table: Table, amount: int, idempotency_key: str) -> Posting:
+    """Move a top-up from the wallet to the table, exactly like a buy-in (`Posting` too)."""
     return _wallet_to_table(
         kind=TransactionKind.TOP_UP,
         user=user,
@@ -267,6 +270,36 @@ def table_top_up(
         amount=amount,
         idempotency_key=idempotency_key,
     )
+
+
+def table_movement_replay(
+    *, kind: TransactionKind, user: User, table: Table, amount: object, idempotency_key: str
+) -> LedgerTransaction | None:
+    """The buy-in or top-up this key already posted, or None if the key is unused.
+
+    For the tables layer, which must answer a retried seat or top-up request as the
+    first time (or refuse it) before it checks seats and limits, and never move chips
+    again. Raises `IdempotencyKeyReused` when the key posted a different movement (other
+    kind, amount, player or table). Moves nothing and locks nothing.
+    """
+    original = LedgerTransaction.objects.filter(idempotency_key=idempotency_key).first()
+    if original is None:
+        return None
+    try:
+        amount = amount_check(amount=amount)
+    except InvalidAmount:
+        amount = 0  # no posted movement has this amount: the fingerprint will differ
+    wallet = LedgerAccount.objects.filter(kind=AccountKind.WALLET, user=user).first()
+    table_account = LedgerAccount.objects.filter(kind=AccountKind.TABLE, table=table).first()
+    if amount and wallet is not None and table_account is not None:
+        legs = [
+            Leg(account=wallet, amount=-amount),
+            Leg(account=table_account, amount=amount),
+        ]
+        fingerprint = _fingerprint(kind=kind, legs=legs, user=user, table=table, hand_id=None)
+    else:
+        fingerprint = ""
+    return _transaction_replay(idempotency_key=idempotency_key, fingerprint=fingerprint)
 
 
 def table_cash_out(
@@ -310,7 +343,7 @@ def hand_rake_collect(*, table: Table, amount: int, hand_id: int) -> LedgerTrans
 
 def _wallet_to_table(
     *, kind: TransactionKind, user: User, table: Table, amount: int, idempotency_key: str
-) -> LedgerTransaction:
+) -> Posting:
     amount = amount_check(amount=amount)
     with transaction.atomic():
         wallet = wallet_ensure(user=user)
@@ -322,7 +355,7 @@ def _wallet_to_table(
             memo=f"{TransactionKind(kind).label.lower()} at {table}",
             user=user,
             table=table,
-        ).transaction
+        )
 
 
 def _withdrawal_settle(

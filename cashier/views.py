@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.selectors import user_can_play
 from cashier.exceptions import CashierError
 from cashier.forms import MoneyForm
+from cashier.idempotency import client_idempotency_key
 from cashier.models import Withdrawal, WithdrawalStatus
 from cashier.selectors import (
     wallet_balance,
@@ -69,7 +70,12 @@ def _move(
     form = MoneyForm(request.POST, prefix=prefix)
     if form.is_valid():
         amount = form.cleaned_data["amount"]
-        key = f"web:{request.user.pk}:{form.cleaned_data['idempotency_key']}"
+        key = client_idempotency_key(
+            channel="web",
+            user_id=request.user.pk,
+            command=prefix,
+            key=str(form.cleaned_data["idempotency_key"]),
+        )
         try:
             service(user=request.user, amount=amount, idempotency_key=key)
         except CashierError as exc:

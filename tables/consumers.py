@@ -28,6 +28,8 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from cashier.exceptions import IdempotencyKeyInvalid
+from cashier.idempotency import client_idempotency_key
 from tables.events import table_group
 from tables.exceptions import TableError
 from tables.models import Table
@@ -163,7 +165,17 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 raise CommandError("malformed", f'"{name}" must be a {kind.__name__}.')
             kwargs[argument] = value
         if cmd in KEYED:
-            kwargs.setdefault("idempotency_key", f"ws:{self.connection_id}:{seq}")
+            # Namespaced by channel, user and command, so a client's key can never be one
+            # of the room's own (cashier/idempotency.py); no key: a fresh random one.
+            try:
+                kwargs["idempotency_key"] = client_idempotency_key(
+                    channel="ws",
+                    user_id=self.user.pk,
+                    command=cmd,
+                    key=kwargs.get("idempotency_key", uuid.uuid4().hex),
+                )
+            except IdempotencyKeyInvalid as exc:
+                raise CommandError("idempotency_key_invalid", exc.message) from exc
         await database_sync_to_async(service)(**kwargs)
 
     async def table_message(self, message: dict[str, Any]) -> None:

@@ -177,6 +177,15 @@ class Seat(models.Model):
     # player's turn, with the situation it was ticked in (see services/advance.py).
     advance = models.JSONField(null=True, blank=True)
     sat_down_at = models.DateTimeField(auto_now_add=True)
+    # The buy-in that made this seat: a retried sit request (same idempotency key) finds
+    # its seat through it and is answered as the first time, never seated twice.
+    buy_in_transaction = models.OneToOneField(
+        "cashier.LedgerTransaction",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="seat",
+    )
 
     class Meta:
         ordering = ["table", "number"]

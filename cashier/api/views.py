@@ -3,7 +3,8 @@
 Errors are JSON ``{"detail": <for people>, "code": <stable>}`` (validation errors add
 ``"errors"`` by field). Anonymous requests get 401 (token authentication comes first, so
 a `WWW-Authenticate: Token` challenge is sent). Money-moving POSTs need an
-``Idempotency-Key`` header; the key is scoped to the caller (``api:<user id>:<key>``).
+``Idempotency-Key`` header; the key is scoped to the caller and the command
+(``api:<user id>:<command>:<key>``, see `cashier.idempotency`).
 Auditors read the whole ledger but may not move money (403). The daily rake report
 is for auditors only.
 """
@@ -34,7 +35,8 @@ from cashier.api.serializers import (
     WalletSerializer,
     WithdrawalSerializer,
 )
-from cashier.exceptions import CashierError
+from cashier.exceptions import CashierError, IdempotencyKeyInvalid, IdempotencyKeyMissing
+from cashier.idempotency import CLIENT_KEY_MAX, client_idempotency_key
 from cashier.models import Withdrawal
 from cashier.rake import (
     rake_report_get,
@@ -52,7 +54,7 @@ from cashier.services import deposit_create, withdrawal_cancel, withdrawal_reque
 from tables.api.permissions import IsAuditor
 from tables.api.serializers import ErrorSerializer
 
-IDEMPOTENCY_KEY_MAX = 100
+IDEMPOTENCY_KEY_MAX = CLIENT_KEY_MAX
 
 IDEMPOTENCY_HEADER = OpenApiParameter(
     "Idempotency-Key",
@@ -70,10 +72,12 @@ CASHIER_ERROR_STATUS = {
     "deposit_limit_exceeded": status.HTTP_409_CONFLICT,
     "withdrawal_not_pending": status.HTTP_409_CONFLICT,
     "idempotency_key_reused": status.HTTP_422_UNPROCESSABLE_ENTITY,
+    "idempotency_key_missing": status.HTTP_400_BAD_REQUEST,
+    "idempotency_key_invalid": status.HTTP_400_BAD_REQUEST,
 }
 
 
-class IdempotencyKeyInvalid(exceptions.ValidationError):
+class IdempotencyHeaderInvalid(exceptions.ValidationError):
     default_code = "idempotency_key_missing"
 
 
@@ -124,20 +128,24 @@ class CashierAPIView(APIView):
     def get_exception_handler(self):  # type: ignore[no-untyped-def]
         return cashier_exception_handler
 
-    def idempotency_key(self, request: Request) -> str:
+    def idempotency_key(self, request: Request, *, command: str) -> str:
+        """The ledger key of this request: its header, namespaced by user and `command`."""
         key = request.headers.get("Idempotency-Key", "").strip()
-        if not key:
-            raise IdempotencyKeyInvalid(
+        try:
+            return client_idempotency_key(
+                channel="api", user_id=request.user.pk, command=command, key=key
+            )
+        except IdempotencyKeyMissing as exc:
+            raise IdempotencyHeaderInvalid(
                 "The Idempotency-Key header is required: send a new random key "
                 "(a UUID, say) with each request, and the same key when you retry it."
-            )
-        if len(key) > IDEMPOTENCY_KEY_MAX or not key.isascii() or not key.isprintable():
-            raise IdempotencyKeyInvalid(
+            ) from exc
+        except IdempotencyKeyInvalid as exc:
+            raise IdempotencyHeaderInvalid(
                 f"The Idempotency-Key header must be printable ASCII, at most "
                 f"{IDEMPOTENCY_KEY_MAX} characters.",
                 code="idempotency_key_invalid",
-            )
-        return f"api:{request.user.pk}:{key}"
+            ) from exc
 
     def money_request(self, request: Request) -> int:
         """The amount asked for, after checking the key and that the wallet is the caller's."""
@@ -197,7 +205,7 @@ class DepositView(CashierAPIView):
         parameters=[IDEMPOTENCY_HEADER],
     )
     def post(self, request: Request) -> Response:
-        key = self.idempotency_key(request)
+        key = self.idempotency_key(request, command="deposit")
         amount = self.money_request(request)
         txn = deposit_create(user=request.user, amount=amount, idempotency_key=key)
         return Response(DepositSerializer(txn).data, status=status.HTTP_201_CREATED)
@@ -217,7 +225,7 @@ class WithdrawalListView(CashierAPIView):
         parameters=[IDEMPOTENCY_HEADER],
     )
     def post(self, request: Request) -> Response:
-        key = self.idempotency_key(request)
+        key = self.idempotency_key(request, command="withdrawal")
         amount = self.money_request(request)
         withdrawal = withdrawal_request(user=request.user, amount=amount, idempotency_key=key)
         return Response(WithdrawalSerializer(withdrawal).data, status=status.HTTP_201_CREATED)

@@ -2,7 +2,10 @@
 
 The same services as the WebSocket commands, for scripts and for any client that moves
 money over plain HTTP: each POST takes an `Idempotency-Key`, and a refusal is a 4xx with
-`{"detail", "code"}` that changed nothing. Playing itself happens over the WebSocket.
+`{"detail", "code"}` that changed nothing. A retry with the same key gets the first
+answer (201 and the seat for a sit, while that seat is still there) and moves nothing;
+a key whose seat is gone is refused (`idempotency_key_reused`). Playing itself happens
+over the WebSocket.
 """
 
 from typing import Any
@@ -72,7 +75,7 @@ class SitView(TableAPIView):
         request=SitSerializer, responses={201: SeatSerializer}, parameters=[IDEMPOTENCY_HEADER]
     )
     def post(self, request: Request, pk: int) -> Response:
-        key = self.idempotency_key(request)
+        key = self.idempotency_key(request, command="sit")
         data = SitSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         seat = seating.seat_take(
@@ -91,7 +94,7 @@ class TopUpView(TableAPIView):
         request=TopUpSerializer, responses={200: SeatSerializer}, parameters=[IDEMPOTENCY_HEADER]
     )
     def post(self, request: Request, pk: int) -> Response:
-        key = self.idempotency_key(request)
+        key = self.idempotency_key(request, command="top_up")
         data = TopUpSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         seat = seating.seat_top_up(

@@ -13,6 +13,7 @@ from accounts.models import User
 from accounts.selectors import user_can_play
 from cashier import services as cashier
 from cashier.exceptions import CashierError
+from cashier.models import LedgerTransaction, TransactionKind
 from cashier.money import dollars
 from tables.engine.state import HandState
 from tables.exceptions import (
@@ -31,10 +32,10 @@ from tables.services.locking import table_lock
 from tables.services.recorder import Recorder
 
 
-def _money(call, **kwargs) -> None:
-    """Run a cashier movement, turning its refusal into a table error with its code."""
+def _money(call, **kwargs):
+    """Run a cashier call, turning its refusal into a table error with its code."""
     try:
-        call(**kwargs)
+        return call(**kwargs)
     except CashierError as exc:
         raise TableError(exc.message, code=exc.code) from exc
 
@@ -74,6 +75,24 @@ def _start_soon(table: Table) -> None:
         schedule_hand_start(table_id=table.id, at=due)
 
 
+def _key_reused(message: str) -> TableError:
+    return TableError(message, code="idempotency_key_reused")
+
+
+def _replay(
+    *, kind: TransactionKind, table: Table, user: User, amount: object, idempotency_key: str
+) -> LedgerTransaction | None:
+    """The buy-in or top-up this key already made at this table (see seat_take)."""
+    return _money(
+        cashier.table_movement_replay,
+        kind=kind,
+        user=user,
+        table=table,
+        amount=amount,
+        idempotency_key=idempotency_key,
+    )
+
+
 @transaction.atomic
 def seat_take(
     *,
@@ -84,10 +103,36 @@ def seat_take(
     post_big_blind: bool = False,
     idempotency_key: str,
 ) -> Seat:
-    """Sit down at a free seat with a buy-in from the wallet."""
+    """Sit down at a free seat with a buy-in from the wallet.
+
+    A retry (same idempotency key, same amount and seat) is answered before any other
+    check: while the seat that key made is still there, with that seat (nothing moves,
+    nothing is announced); once the player has left it, with `idempotency_key_reused`.
+    A key is never a second buy-in, so a replay can never seat anyone without a debit.
+    """
     if not user_can_play(user=user):
         raise TableError("Auditors and staff accounts do not play.", code="cannot_play")
     table = table_lock(table_id=table_id)
+    replayed = _replay(
+        kind=TransactionKind.BUY_IN,
+        table=table,
+        user=user,
+        amount=buy_in,
+        idempotency_key=idempotency_key,
+    )
+    if replayed is not None:
+        seat = Seat.objects.filter(buy_in_transaction=replayed).select_related("player").first()
+        if seat is None:
+            raise _key_reused(
+                "This idempotency key already seated you, at a seat you have since left; "
+                "use a new key to sit down again."
+            )
+        if seat.number != seat_number:
+            raise _key_reused(
+                f"This idempotency key seated you at seat {seat.number}; "
+                "use a new key for a new request."
+            )
+        return seat
     if table.status == TableStatus.CLOSED:
         raise TableClosed("This table is closed.")
     if type(seat_number) is not int or not 1 <= seat_number <= table.seats:
@@ -99,9 +144,11 @@ def seat_take(
     low, high = buy_in_range(table=table, user=user)
     if type(buy_in) is not int or not low <= buy_in <= high:
         raise BuyInOutOfRange(f"The buy-in must be from {dollars(low)} to {dollars(high)}.")
-    _money(
+    posting = _money(
         cashier.table_buy_in, user=user, table=table, amount=buy_in, idempotency_key=idempotency_key
     )
+    if not posting.created:  # cannot happen under the table lock; never seat without a debit
+        raise _key_reused("This idempotency key was already used; use a new key.")
     seat = Seat.objects.create(
         table=table,
         number=seat_number,
@@ -109,16 +156,48 @@ def seat_take(
         stack=buy_in,
         status=SeatStatus.WAITING,
         post_big_blind=post_big_blind,
+        buy_in_transaction=posting.transaction,
     )
     _seats_changed(table)
     _start_soon(table)
     return seat
 
 
+def _made_for(seat: Seat, top_up: LedgerTransaction) -> bool:
+    """Whether `top_up` (this player's, at this table) was made for this very seat.
+
+    Table commands are serialised by the table lock, so a top-up of this seat was posted
+    after the seat's buy-in, and one of an earlier seat before that seat's cash-out.
+    """
+    if seat.buy_in_transaction_id is not None:
+        return top_up.pk > seat.buy_in_transaction_id
+    return top_up.created_at >= seat.sat_down_at  # a seat from before the link existed
+
+
 @transaction.atomic
 def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str) -> Seat:
-    """Add chips between hands, never above the maximum buy-in (RULES §4)."""
+    """Add chips between hands, never above the maximum buy-in (RULES §4).
+
+    A retry (same idempotency key and amount) is answered first, like `seat_take`'s:
+    with the seat, if that top-up went to the seat the player holds now; otherwise with
+    `idempotency_key_reused`. It never adds chips again.
+    """
     table = table_lock(table_id=table_id)
+    replayed = _replay(
+        kind=TransactionKind.TOP_UP,
+        table=table,
+        user=user,
+        amount=amount,
+        idempotency_key=idempotency_key,
+    )
+    if replayed is not None:
+        seat = Seat.objects.filter(table=table, player=user).select_related("player").first()
+        if seat is None or not _made_for(seat, replayed):
+            raise _key_reused(
+                "This idempotency key topped up a seat you have since left; "
+                "use a new key to top up again."
+            )
+        return seat
     seat = _seat_of(table, user)
     if _in_current_hand(table, seat):
         raise HandInProgress("You can top up between hands only; ask again when this hand ends.")
@@ -128,9 +207,11 @@ def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str)
             f"You can add up to {dollars(max(room, 0))} (the maximum buy-in is "
             f"{dollars(table.stake_level.buy_in_max)})."
         )
-    _money(
+    posting = _money(
         cashier.table_top_up, user=user, table=table, amount=amount, idempotency_key=idempotency_key
     )
+    if not posting.created:  # cannot happen under the table lock; never add chips twice
+        raise _key_reused("This idempotency key was already used; use a new key.")
     seat.stack += amount
     seat.save(update_fields=["stack"])
     _seats_changed(table)

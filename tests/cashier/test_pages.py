@@ -37,7 +37,7 @@ def test_deposit_in_chips_and_see_it_in_the_history(client, player):
     ("amount", "message"),
     [
         ("abc", b"Enter an amount like 25 or 12.50"),
-        ("1.234", b"Enter an amount like 25 or 12.50"),
+        ("1.234", b"without thousands separators"),
         ("-5", b"Enter an amount like 25 or 12.50"),
         ("0", b"The amount must be at least 1 cent."),
         ("", b"This field is required."),
