@@ -9,6 +9,7 @@ on purpose, to show the policy is enforced and the recorder sees a violation.
 import pytest
 from playwright.sync_api import Page, expect
 
+from accounts.services import auditor_create
 from tests.browser.conftest import VIEWPORT
 from tests.browser.test_table_ui import holdem_table, player, sit
 from tests.factories import PASSWORD, UserFactory
@@ -74,6 +75,21 @@ def test_the_player_pages_run_with_no_csp_violation(open_player):
         expect(page.locator("main")).to_be_visible()
         page.wait_for_load_state("networkidle")
         assert_no_csp_violation(page, console)
+
+
+def test_the_auditor_pages_and_the_browsable_api_run_with_no_csp_violation(open_player):
+    auditor, _password, _token = auditor_create(username="cara-csp", password=PASSWORD)
+    page = open_player(auditor, PASSWORD)
+    console = watched(page)
+    page.goto("/accounts/tokens/")
+    page.click("main form button[type=submit]")
+    expect(page.locator("#new-token")).to_be_visible()
+    assert_no_csp_violation(page, console)
+    # DRF's HTML page of the API: its style attributes and Pygments block are allowed.
+    page.goto("/api/ledger/")
+    expect(page.locator(".response-info")).to_contain_text("count")
+    page.wait_for_load_state("networkidle")
+    assert_no_csp_violation(page, console)
 
 
 def test_the_api_docs_page_runs_with_no_csp_violation(browser, room):

@@ -3,6 +3,9 @@ that policy would block: no inline script, no `on*=` handler, no `javascript:` U
 inline style. A `json_script` data block (`type="application/json"`) is data, not script.
 """
 
+import base64
+import hashlib
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -189,3 +192,28 @@ def test_the_api_docs_init_script_is_a_file_of_its_own(client):
     assert script.status_code == 200
     assert script["Content-Type"].startswith("application/javascript")
     assert b"SwaggerUIBundle" in script.content
+
+
+def test_the_browsable_api_relaxes_style_attributes_only(auditor_client):
+    """DRF's HTML pages of the API use style attributes; they get those and nothing more."""
+    response = auditor_client.get("/api/ledger/", HTTP_ACCEPT="text/html")
+    assert response.status_code == 200
+    policy = policy_of(response)
+    if response["Content-Type"].startswith("text/html"):
+        assert policy["style-src-attr"] == ["'unsafe-inline'"]
+        html = response.content.decode()
+        problems = inline_code(html)
+        assert problems and all(p.endswith("(inline style)") for p in problems)
+        # A <style> block (Pygments' CSS, when installed) is allowed by its hash alone.
+        blocks = re.findall(r"<style>(.*?)</style>", html, re.DOTALL)
+        hashes = [
+            "'sha256-" + base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() + "'"
+            for b in blocks
+        ]
+        assert policy.get("style-src-elem", ["'self'"]) == ["'self'", *hashes]
+    else:  # the API answers JSON only: no relaxation at all
+        assert "style-src-attr" not in policy
+    assert policy["script-src"] == ["'self'"]
+    assert policy["style-src"] == ["'self'"]
+    json = auditor_client.get("/api/ledger/", HTTP_ACCEPT="application/json")
+    assert "style-src-attr" not in policy_of(json)
