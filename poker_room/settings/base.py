@@ -149,7 +149,8 @@ SERVER_EMAIL = env_str("SERVER_EMAIL", DEFAULT_FROM_EMAIL)
 # their scripts and styles in static/ (a `json_script` data block is not a script). The
 # WebSocket's ws:/wss: URL of the page's own host is added per request by
 # poker_room.csp.RoomCSPMiddleware. Django admin and the Swagger UI page (/api/docs/,
-# a split view whose init script is its own URL) need nothing more.
+# a split view whose init script is its own URL) need nothing more; DRF's browsable API
+# pages alone get style attributes (see poker_room/csp.py).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
