@@ -10,21 +10,39 @@ Login throttling
     Counting per pair means a stranger guessing at a player's password locks out only
     themselves; the per-address count stops one address sweeping many screen names.
     The address is REMOTE_ADDR: the proxy in front must set it to the client's.
+
+API tokens
+    Auditors read the API with tokens of django-rest-knox: the database keeps only a
+    SHA-512 digest and the first characters (`token_key`, shown to tell tokens apart),
+    and each token expires `REST_KNOX["TOKEN_TTL"]` after it was made. The token itself
+    exists only in the answer that creates it (`api_token_create`): shown once, never
+    again. `api_token_revoke` deletes one of the auditor's own tokens.
 """
 
 import hashlib
 import secrets
 
+from django.conf import settings
 from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.db import transaction
-from rest_framework.authtoken.models import Token
+from django.utils import timezone
+from knox.models import AuthToken
 
 from accounts.models import AUDITOR_GROUP, User
+from accounts.selectors import user_is_auditor
 
 LOGIN_THROTTLE_FAILURES = 5
 LOGIN_THROTTLE_FAILURES_PER_ADDRESS = 30
 LOGIN_THROTTLE_WINDOW = 15 * 60
+
+
+class ApiTokenError(Exception):
+    """An API token cannot be made or revoked; `code` is stable, the message for people."""
+
+    def __init__(self, message: str, *, code: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class LoginThrottled(Exception):
@@ -69,16 +87,43 @@ def user_preferences_update(
 
 
 @transaction.atomic
-def auditor_create(*, username: str, password: str | None = None) -> tuple[User, str, Token]:
+def auditor_create(*, username: str, password: str | None = None) -> tuple[User, str, str]:
     """Create an auditor: no staff rights, member of `auditor`, with an API token.
 
-    Returns the user, the password (random when none is given) and the token.
+    Returns the user, the password (random when none is given) and the token, which is
+    stored only hashed: this is the one time it can be read.
     """
     password = password or secrets.token_urlsafe(18)
     user = User.objects.create_user(username=username, password=password)
     user.groups.add(_auditor_group())
-    token, _ = Token.objects.get_or_create(user=user)
+    _instance, token = api_token_create(user=user)
     return user, password, token
+
+
+@transaction.atomic
+def api_token_create(*, user: User) -> tuple[AuthToken, str]:
+    """Make an API token for an auditor: the stored row and the token (shown once).
+
+    Expired tokens of the user are deleted first; at most API_TOKEN_LIMIT_PER_USER live.
+    """
+    if not user_is_auditor(user=user):
+        raise ApiTokenError("Only auditors use API tokens.", code="not_an_auditor")
+    # Lock the user row: two parallel "create" clicks cannot both pass the limit.
+    User.objects.select_for_update().filter(pk=user.pk).first()
+    user.auth_token_set.filter(expiry__lt=timezone.now()).delete()
+    if user.auth_token_set.count() >= settings.API_TOKEN_LIMIT_PER_USER:
+        raise ApiTokenError(
+            f"You have {settings.API_TOKEN_LIMIT_PER_USER} tokens already: revoke one first.",
+            code="too_many_tokens",
+        )
+    return AuthToken.objects.create(user=user)
+
+
+def api_token_revoke(*, user: User, digest: str) -> None:
+    """Delete one of the user's own tokens (by its digest); another's is not found."""
+    deleted, _ = AuthToken.objects.filter(user=user, digest=digest).delete()
+    if not deleted:
+        raise ApiTokenError("No such token (revoked or expired already).", code="not_found")
 
 
 def login_throttle_check(*, username: str, address: str) -> None:

@@ -1,12 +1,15 @@
 """Settings shared by every environment, read from the environment (see poker_room.env).
 
-Variables: DATABASE_URL, REDIS_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS.
+Variables: DATABASE_URL, REDIS_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS,
+EMAIL_* and DEFAULT_FROM_EMAIL (mail), API_TOKEN_TTL_DAYS (auditors' API tokens).
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
+from csp.constants import NONE, SELF
 
 from poker_room.env import (
     DEFAULT_DATABASE_URL,
@@ -35,7 +38,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "rest_framework",
-    "rest_framework.authtoken",
+    # API tokens stored hashed (SHA-512) and expiring; replaces rest_framework.authtoken,
+    # whose plaintext table accounts/migrations/0003 drops.
+    "knox",
+    "csp",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "accounts",
@@ -46,6 +52,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Content-Security-Policy on every page (CONTENT_SECURITY_POLICY below).
+    "poker_room.csp.RoomCSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -125,8 +133,49 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
-# Password-reset mail goes to the console unless a real backend is configured.
+# Password-reset mail goes to the console unless a real backend is configured; production
+# (settings/production.py) refuses the console and requires an SMTP host or another backend.
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(env_str("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "webmaster@localhost")
+SERVER_EMAIL = env_str("SERVER_EMAIL", DEFAULT_FROM_EMAIL)
+
+# Content-Security-Policy (django-csp 4): nothing inline, nothing from elsewhere. Pages keep
+# their scripts and styles in static/ (a `json_script` data block is not a script). The
+# WebSocket's ws:/wss: URL of the page's own host is added per request by
+# poker_room.csp.RoomCSPMiddleware. Django admin and the Swagger UI page (/api/docs/,
+# a split view whose init script is its own URL) need nothing more; DRF's browsable API
+# pages alone get style attributes (see poker_room/csp.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    }
+}
+
+# Auditors' API tokens (django-rest-knox): only a SHA-512 digest is stored, each token
+# expires API_TOKEN_TTL_DAYS after it was made, and it is sent as `Authorization: Token <t>`.
+API_TOKEN_TTL_DAYS = int(env_str("API_TOKEN_TTL_DAYS", "30"))
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=API_TOKEN_TTL_DAYS),
+    "AUTH_HEADER_PREFIX": "Token",
+    "AUTO_REFRESH": False,
+}
+# At most this many live tokens per auditor (accounts/services.api_token_create).
+API_TOKEN_LIMIT_PER_USER = 10
 
 # The cashier (cashier/gateways.py, cashier/services.py). The sandbox gateway credits
 # every deposit at once: production must name a real gateway class here.
@@ -145,7 +194,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "knox.auth.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -25,7 +25,10 @@ def test_the_schema_lists_the_history_and_report_endpoints():
     assert response.status_code == 200
     schema = response.json()
     assert set(schema["paths"]) >= HAND_PATHS
-    assert {"tokenAuth", "cookieAuth"} <= set(schema["components"]["securitySchemes"])
+    schemes = schema["components"]["securitySchemes"]
+    assert {"knoxApiToken", "cookieAuth"} <= set(schemes)
+    assert schemes["knoxApiToken"]["name"] == "Authorization"
+    assert '"Token"' in schemes["knoxApiToken"]["description"]
     phh = schema["paths"]["/api/hands/{id}/phh"]["get"]["responses"]
     assert set(phh["200"]["content"]) == {"text/plain"}
     assert set(phh["403"]["content"]) == {"application/json"}

@@ -3,7 +3,7 @@
 import uuid
 
 import pytest
-from rest_framework.authtoken.models import Token
+from knox.models import AuthToken
 from rest_framework.test import APIClient
 
 from cashier.models import LedgerTransaction, Withdrawal, WithdrawalStatus
@@ -231,8 +231,8 @@ def test_an_auditor_can_never_move_money(auditor, player, fund, ledger_state):
     fund(player, 1_000)
     withdrawal = withdrawal_request(user=player, amount=100, idempotency_key="w")
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=auditor)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    _instance, token = AuthToken.objects.create(user=auditor)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     before = ledger_state()
     for url in (DEPOSITS, WITHDRAWALS, f"{WITHDRAWALS}{withdrawal.pk}/cancel/"):
         response = post(client, url, {"amount": 100})

@@ -9,14 +9,28 @@ import pytest
 from poker_room.env import celery_broker_url, env_bool, env_list
 from tests.conftest import ROOT
 
+# A production mail setup (finding 13): password resets leave through this SMTP server.
+PRODUCTION_MAIL = {
+    "EMAIL_HOST": "smtp.example.com",
+    "EMAIL_PORT": "587",
+    "EMAIL_HOST_USER": "room",
+    "EMAIL_HOST_PASSWORD": "mail-secret",
+    "EMAIL_USE_TLS": "1",
+    "DEFAULT_FROM_EMAIL": "Poker room <noreply@example.com>",
+}
+SHOWN = "settings.DEBUG, settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE"
 
-def run_settings(module: str, **env: str) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+
+def run_settings(module: str, shown: str = SHOWN, **env: str) -> subprocess.CompletedProcess:
+    # The machine's own EMAIL_* / SECRET_KEY / DEBUG must not leak into the child.
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"SECRET_KEY", "DEBUG", "DEFAULT_FROM_EMAIL", "API_TOKEN_TTL_DAYS"}
+        and not k.startswith("EMAIL_")
+    }
     environment.update(env, DJANGO_SETTINGS_MODULE=module)
-    code = (
-        "import django; from django.conf import settings; django.setup(); "
-        "print(settings.DEBUG, settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE)"
-    )
+    code = f"import django; from django.conf import settings; django.setup(); print({shown})"
     return subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True
     )
@@ -29,9 +43,84 @@ def test_production_requires_a_secret_key():
 
 
 def test_production_is_not_debug_and_has_secure_cookies_by_default():
-    result = run_settings("poker_room.settings.production", SECRET_KEY="x" * 50)
+    result = run_settings("poker_room.settings.production", SECRET_KEY="x" * 50, **PRODUCTION_MAIL)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "True", "True"]
+
+
+def test_production_refuses_to_start_without_a_mail_server():
+    """Password resets must not go to the console: no EMAIL_HOST, no start."""
+    result = run_settings("poker_room.settings.production", SECRET_KEY="x" * 50)
+    assert result.returncode != 0
+    assert "EMAIL_HOST and DEFAULT_FROM_EMAIL must be set in production" in result.stderr
+
+
+@pytest.mark.parametrize("backend", ["console", "locmem", "filebased", "dummy"])
+def test_production_refuses_a_mail_backend_that_delivers_nothing(backend):
+    result = run_settings(
+        "poker_room.settings.production",
+        SECRET_KEY="x" * 50,
+        **PRODUCTION_MAIL,
+        EMAIL_BACKEND=f"django.core.mail.backends.{backend}.EmailBackend",
+    )
+    assert result.returncode != 0
+    assert "does not deliver mail" in result.stderr
+
+
+def test_production_reads_its_mail_server_from_the_environment():
+    shown = (
+        "settings.EMAIL_BACKEND, settings.EMAIL_HOST, settings.EMAIL_PORT, "
+        "settings.EMAIL_HOST_USER, settings.EMAIL_HOST_PASSWORD, settings.EMAIL_USE_TLS, "
+        "settings.DEFAULT_FROM_EMAIL, sep='|'"
+    )
+    result = run_settings(
+        "poker_room.settings.production", shown, SECRET_KEY="x" * 50, **PRODUCTION_MAIL
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().split("|") == [
+        "django.core.mail.backends.smtp.EmailBackend",
+        "smtp.example.com",
+        "587",
+        "room",
+        "mail-secret",
+        "True",
+        "Poker room <noreply@example.com>",
+    ]
+
+
+def test_production_takes_a_mail_api_backend_without_smtp_settings():
+    backend = "anymail.backends.mailgun.EmailBackend"  # a mail API's: not imported at start
+    result = run_settings(
+        "poker_room.settings.production",
+        "settings.EMAIL_BACKEND",
+        SECRET_KEY="x" * 50,
+        EMAIL_BACKEND=backend,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == backend
+
+
+def test_production_smtp_needs_a_sender_and_whole_credentials():
+    result = run_settings(
+        "poker_room.settings.production",
+        "settings.EMAIL_BACKEND",
+        SECRET_KEY="x" * 50,
+        EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
+        EMAIL_HOST="smtp.example.com",
+    )
+    assert result.returncode != 0  # SMTP with no sender address: refused
+    assert "DEFAULT_FROM_EMAIL must be set" in result.stderr
+    half = {**PRODUCTION_MAIL, "EMAIL_HOST_PASSWORD": ""}
+    result = run_settings("poker_room.settings.production", SECRET_KEY="x" * 50, **half)
+    assert result.returncode != 0
+    assert "EMAIL_HOST_USER and EMAIL_HOST_PASSWORD go together" in result.stderr
+
+
+def test_api_tokens_expire_after_the_configured_days():
+    shown = "settings.REST_KNOX['TOKEN_TTL'].days"
+    assert run_settings("poker_room.settings.dev", shown).stdout.strip() == "30"
+    result = run_settings("poker_room.settings.dev", shown, API_TOKEN_TTL_DAYS="7")
+    assert result.stdout.strip() == "7", result.stderr
 
 
 def test_development_defaults_to_debug():

@@ -1,5 +1,10 @@
-"""`manage.py createauditor NAME [--password P]`: an auditor and their API token."""
+"""`manage.py createauditor NAME [--password P]`: an auditor and their API token.
 
+The token is printed once: the database keeps only its hash. It expires after
+API_TOKEN_TTL_DAYS; the auditor makes and revokes more at /accounts/tokens/.
+"""
+
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import User
@@ -21,5 +26,9 @@ class Command(BaseCommand):
         self.stdout.write(f"auditor created: {user.username}")
         if not options["password"]:
             self.stdout.write(f"password: {password}")
-        self.stdout.write(f"token: {token.key}")
+        self.stdout.write(f"token: {token}")
         self.stdout.write("Use it as the header  Authorization: Token <token>")
+        self.stdout.write(
+            f"It is shown only now and expires in {settings.API_TOKEN_TTL_DAYS} days; "
+            "more at /accounts/tokens/."
+        )
