@@ -5,13 +5,12 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
-from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from accounts.forms import LoginForm, PreferencesForm, SignUpForm
-from accounts.services import user_preferences_update, user_sign_up
+from accounts.services import ScreenNameUnavailable, user_preferences_update, user_sign_up
 from cashier.selectors import wallet_balance, wallet_entry_list, withdrawal_pending_total
 from tables.history_selectors import recent_hands_for
 
@@ -32,8 +31,8 @@ def sign_up(request: HttpRequest) -> HttpResponse:
                 password=form.cleaned_data["password1"],
                 email=form.cleaned_data.get("email", ""),
             )
-        except IntegrityError:
-            # Someone took the name between the form's check and the insert.
+        except ScreenNameUnavailable:
+            # Someone took the name (or a look-alike) between the form's check and the insert.
             form.add_error("username", "That screen name was just taken; choose another.")
         else:
             login(request, user)
