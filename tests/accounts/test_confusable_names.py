@@ -140,6 +140,9 @@ def _wait_until_another_backend_waits_on_a_lock() -> None:
     uncommitted row under the unique index); fail after a generous bound."""
     for _ in range(600):
         with connection.cursor() as cursor:
+            # We are inside a transaction: without this, PostgreSQL answers every poll
+            # from the statistics snapshot it took at the first one.
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                 "AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'"
