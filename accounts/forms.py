@@ -1,12 +1,15 @@
-"""Forms of the accounts pages: sign-up, log-in with throttling, preferences."""
+"""Forms of the accounts pages: sign-up, log-in with throttling, preferences; the admin's
+user forms (look-alike screen names refused everywhere a name is chosen)."""
 
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.contrib.auth.forms import AdminUserCreationForm as BaseAdminUserCreationForm
+from django.contrib.auth.forms import AuthenticationForm, UserChangeForm, UserCreationForm
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from accounts.models import User
+from accounts.selectors import user_name_conflict
 from accounts.services import (
     LoginThrottled,
     login_failure_record,
@@ -15,23 +18,52 @@ from accounts.services import (
 )
 
 
-class SignUpForm(UserCreationForm):
-    class Meta(UserCreationForm.Meta):
-        model = User
-        fields = ("username", "email")
-        labels = {"username": "Screen name", "email": "Email (for password resets)"}
+class ScreenNameCheckMixin:
+    """Refuse a screen name that is taken or looks like a taken one (accounts.names).
+
+    Used by the sign-up form and by the admin's add and change forms (a rename must not
+    take a look-alike either). The database refuses it too (unique indexes on
+    lower(username) and on `name_skeleton`); this is the friendly word.
+    """
+
+    cleaned_data: dict
+    instance: User
 
     def clean_username(self) -> str:
         username = self.cleaned_data["username"]
-        # The database refuses it too (a unique index on lower(username)); this is the
-        # friendly word for the common case.
-        if User.objects.filter(username__iexact=username).exists():
+        taken = user_name_conflict(username=username, exclude_id=self.instance.pk)
+        if taken is None:
+            return username
+        if taken.username.lower() == username.lower():
             raise ValidationError(
                 "The screen name “%(name)s” is taken (screen names ignore case).",
                 code="screen_name_taken",
                 params={"name": username},
             )
-        return username
+        # Not naming the look-alike: it would be shown to whoever typed the name.
+        raise ValidationError(
+            "The screen name “%(name)s” looks too much like one that is taken "
+            "(letters from other alphabets, digits for letters); choose another.",
+            code="screen_name_look_alike",
+            params={"name": username},
+        )
+
+
+class SignUpForm(ScreenNameCheckMixin, UserCreationForm):
+    class Meta(UserCreationForm.Meta):
+        model = User
+        fields = ("username", "email")
+        labels = {"username": "Screen name", "email": "Email (for password resets)"}
+
+
+class AdminUserCreationForm(ScreenNameCheckMixin, BaseAdminUserCreationForm):
+    class Meta(BaseAdminUserCreationForm.Meta):
+        model = User
+
+
+class AdminUserChangeForm(ScreenNameCheckMixin, UserChangeForm):
+    class Meta(UserChangeForm.Meta):
+        model = User
 
 
 class ThrottledLoginMixin:

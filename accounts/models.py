@@ -1,4 +1,11 @@
-"""The room's user: a screen name unique regardless of case, and table preferences.
+"""The room's user: a screen name unique regardless of case and of look-alike letters,
+and table preferences.
+
+`name_skeleton` is the screen name reduced by `accounts.names.name_skeleton` (Unicode's
+confusable skeleton, case-folded); its unique constraint refuses `alice` spelt with a
+Cyrillic a (U+0430) beside `alice`, even when two sign-ups race. `save()` keeps it in
+step with `username` whichever way a user is created or renamed (sign-up, the admin,
+`createsuperuser`, a factory).
 
 Roles are Django groups and flags: every signed-up user is a player; members of the
 `auditor` group read every hand history and ledger entry through the API; staff use
@@ -8,6 +15,8 @@ Django admin.
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models.functions import Lower
+
+from accounts.names import name_skeleton
 
 AUDITOR_GROUP = "auditor"
 
@@ -22,11 +31,22 @@ class User(AbstractUser):
     four_color_deck = models.BooleanField(
         default=False, help_text="Draw diamonds blue and clubs green."
     )
+    # Derived from `username` by save(); unique, so two look-alike names cannot coexist.
+    name_skeleton = models.CharField(max_length=600, unique=True, editable=False)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(Lower("username"), name="accounts_user_username_ci_unique")
         ]
+
+    def save(self, *args, **kwargs) -> None:
+        # A derived column, not behaviour: computed here so that no way of creating or
+        # renaming a user (the admin, createsuperuser, a factory) can leave it stale.
+        self.name_skeleton = name_skeleton(self.username)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "username" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "name_skeleton"}
+        super().save(*args, **kwargs)
 
     @property
     def is_auditor(self) -> bool:

@@ -1,10 +1,12 @@
-"""Read-only questions about users: roles (HackSoft selectors, `<entity>_<action>`)."""
+"""Read-only questions about users: roles, look-alike names (HackSoft selectors,
+`<entity>_<action>`)."""
 
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from knox.models import AuthToken
 
 from accounts.models import AUDITOR_GROUP, User
+from accounts.names import name_skeleton
 
 
 def user_is_auditor(*, user: User) -> bool:
@@ -13,8 +15,30 @@ def user_is_auditor(*, user: User) -> bool:
 
 
 def user_can_play(*, user: User) -> bool:
-    """Whether the user may take a seat or move money: an active player, not an auditor."""
-    return user.is_authenticated and user.is_active and not user_is_auditor(user=user)
+    """Whether the user may take a seat or move money: an active player, not an auditor.
+
+    Staff and superusers do not play either: they can read every live hand in the
+    database and approve withdrawals, so an account of theirs at a table or in the
+    cashier would play with knowledge no player has and move its own money.
+    """
+    return (
+        user.is_authenticated
+        and user.is_active
+        and not user.is_staff
+        and not user.is_superuser
+        and not user_is_auditor(user=user)
+    )
+
+
+def user_name_conflict(*, username: str, exclude_id: int | None = None) -> User | None:
+    """The user whose screen name is the same as ``username`` or looks like it
+    (case and look-alike letters ignored: see accounts.names), other than ``exclude_id``."""
+    users = User.objects.filter(
+        Q(username__iexact=username) | Q(name_skeleton=name_skeleton(username))
+    )
+    if exclude_id is not None:
+        users = users.exclude(pk=exclude_id)
+    return users.order_by("id").first()
 
 
 def api_token_list(*, user: User) -> QuerySet[AuthToken]:

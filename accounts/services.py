@@ -25,12 +25,12 @@ import secrets
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.core.cache import cache
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from knox.models import AuthToken
 
 from accounts.models import AUDITOR_GROUP, User
-from accounts.selectors import user_is_auditor
+from accounts.selectors import user_is_auditor, user_name_conflict
 
 LOGIN_THROTTLE_FAILURES = 5
 LOGIN_THROTTLE_FAILURES_PER_ADDRESS = 30
@@ -71,9 +71,32 @@ def user_ensure(
     return user, True
 
 
+class ScreenNameUnavailable(Exception):
+    """The screen name is taken, or looks like one that is (see accounts.names)."""
+
+    code = "screen_name_taken"
+
+    def __init__(self, username: str) -> None:
+        super().__init__(
+            f"The screen name “{username}” is taken or looks like one that is "
+            "(screen names ignore case and look-alike letters)."
+        )
+
+
 def user_sign_up(*, username: str, password: str, email: str = "") -> User:
-    """Create a player. The caller has validated the form; the DB refuses a taken name."""
-    return User.objects.create_user(username=username, password=password, email=email)
+    """Create a player, refusing a screen name that is taken or looks like a taken one.
+
+    The check is the friendly word; the unique constraints on lower(username) and on
+    `name_skeleton` decide a race, and their refusal is the same ScreenNameUnavailable.
+    """
+    username = User.normalize_username(username)
+    if user_name_conflict(username=username) is not None:
+        raise ScreenNameUnavailable(username)
+    try:
+        with transaction.atomic():
+            return User.objects.create_user(username=username, password=password, email=email)
+    except IntegrityError as exc:
+        raise ScreenNameUnavailable(username) from exc
 
 
 def user_preferences_update(

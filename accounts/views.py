@@ -7,7 +7,6 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
 from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -17,6 +16,7 @@ from accounts.forms import LoginForm, PreferencesForm, SignUpForm
 from accounts.selectors import api_token_list, user_is_auditor
 from accounts.services import (
     ApiTokenError,
+    ScreenNameUnavailable,
     api_token_create,
     api_token_revoke,
     user_preferences_update,
@@ -42,8 +42,8 @@ def sign_up(request: HttpRequest) -> HttpResponse:
                 password=form.cleaned_data["password1"],
                 email=form.cleaned_data.get("email", ""),
             )
-        except IntegrityError:
-            # Someone took the name between the form's check and the insert.
+        except ScreenNameUnavailable:
+            # Someone took the name (or a look-alike) between the form's check and the insert.
             form.add_error("username", "That screen name was just taken; choose another.")
         else:
             login(request, user)

@@ -25,10 +25,9 @@ from django.db import connection, transaction
 from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 
-from accounts.models import User
 from cashier.models import RakeContribution, RakeReport, RakeReportPlayer, RakeReportTable
 from tables.engine.state import HandState
-from tables.models import Hand, HandStatus
+from tables.models import Hand, HandPlayer, HandStatus
 
 # Namespace of the advisory locks taken while a day's report is rebuilt.
 _REPORT_LOCK_NAMESPACE = 0x5241_4B45  # "RAKE"
@@ -37,25 +36,26 @@ _REPORT_LOCK_NAMESPACE = 0x5241_4B45  # "RAKE"
 def rake_contributions_record(*, hand: Hand, state: HandState) -> list[RakeContribution]:
     """Store the non-zero rake shares of a finished hand, one row per player.
 
-    Called inside the transaction that settles the hand; the players are found by the
-    screen names the hand was dealt with.
+    Called inside the transaction that settles the hand; each share goes to the user
+    dealt in at its seat (`HandPlayer`, by user id: never by screen name, which may have
+    been renamed and taken by someone else since the hand was dealt).
     """
     result = state.result
     if result is None:
         raise ValueError("only a finished hand has contributed rake")
     shares = {
-        player: (seat, amount)
-        for seat, player, amount in zip(
-            state.seats, state.players, result.contributed_rake, strict=True
-        )
+        seat: amount
+        for seat, amount in zip(state.seats, result.contributed_rake, strict=True)
         if amount
     }
     if not shares:
         return []
-    users = {user.username: user for user in User.objects.filter(username__in=shares)}
+    users = dict(
+        HandPlayer.objects.filter(hand=hand, seat__in=shares).values_list("seat", "user_id")
+    )
     rows = [
-        RakeContribution(hand=hand, player=users[name], seat=seat, amount=amount)
-        for name, (seat, amount) in shares.items()
+        RakeContribution(hand=hand, player_id=users[seat], seat=seat, amount=amount)
+        for seat, amount in shares.items()
     ]
     return RakeContribution.objects.bulk_create(rows)
 

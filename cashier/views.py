@@ -66,7 +66,7 @@ def _move(
     request: HttpRequest, *, prefix: str, service: Callable[..., Any], done: str
 ) -> HttpResponse:
     if not user_can_play(user=request.user):
-        raise PermissionDenied("Auditors cannot move money.")
+        raise PermissionDenied("Auditors and staff accounts cannot move money.")
     form = MoneyForm(request.POST, prefix=prefix)
     if form.is_valid():
         amount = form.cleaned_data["amount"]

@@ -1,8 +1,13 @@
 """Django admin for stake levels, tables and (read-only) hands.
 
+A hand in progress shows none of its secrets (state, deck, salt, hole cards) to anyone,
+superusers included, until it is finished (see HandAdmin).
+
 A stake level is checked by the engine's own configuration check, so an admin is told in
 words what is wrong with a combination (a kill pot on a pot-limit table, say).
 """
+
+import json
 
 from django import forms
 from django.contrib import admin, messages
@@ -10,7 +15,18 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from tables.engine.errors import ConfigError
-from tables.models import Hand, HandEvent, Seat, StakeLevel, Table, TableStatus
+from tables.engine.events import EVENT_TYPES, Event
+from tables.engine.state import HandState
+from tables.models import (
+    Hand,
+    HandEvent,
+    HandPlayer,
+    HandStatus,
+    Seat,
+    StakeLevel,
+    Table,
+    TableStatus,
+)
 from tables.services.admin import table_status_set
 from tables.services.config import stake_config
 
@@ -108,23 +124,82 @@ class TableAdmin(admin.ModelAdmin):
     ]
 
 
-class HandEventInline(admin.TabularInline):
-    model = HandEvent
+# Event types every spectator sees; the others (hole cards) are private to one seat, and
+# a type the engine does not know is treated as private.
+PUBLIC_EVENT_TYPES = frozenset(
+    name for name, cls in EVENT_TYPES.items() if cls.visible_to is Event.visible_to
+)
+# What the admin hides of a hand in progress: the engine state (every hole card and the
+# deck) and the salt (with the commitment it would let anyone check a guessed deck).
+HAND_SECRET_FIELDS = ("state", "salt")
+
+
+def _hand_finished(hand: Hand | None) -> bool:
+    return hand is not None and hand.status == HandStatus.FINISHED
+
+
+class _ReadOnlyInline(admin.TabularInline):
     extra = 0
     can_delete = False
-    readonly_fields = ("seq", "type", "data", "created_at")
-    fields = readonly_fields
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+class HandEventInline(_ReadOnlyInline):
+    """Every event of a finished hand, hole cards included."""
+
+    model = HandEvent
+    readonly_fields = ("seq", "type", "data", "created_at")
+    fields = readonly_fields
+
+
+class PublicHandEventInline(HandEventInline):
+    """The events of a hand in progress that a spectator sees: no hole cards."""
+
+    verbose_name_plural = "hand events (public ones only until the hand is finished)"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[HandEvent]:
+        return super().get_queryset(request).filter(type__in=PUBLIC_EVENT_TYPES)
+
+
+class HandPlayerInline(_ReadOnlyInline):
+    """Who was dealt in at each seat (by user; the screen name as it was then)."""
+
+    model = HandPlayer
+    readonly_fields = ("seat", "user", "screen_name")
+    fields = readonly_fields
+
 
 @admin.register(Hand)
 class HandAdmin(admin.ModelAdmin):
+    """Hands, read-only. A hand in progress shows none of its secrets (RULES §9): not
+    its engine state (every hole card and the deck), not its salt, no hole-card event;
+    a spectator's view of the table stands in for the state. Once the hand is finished
+    everything is shown."""
+
     list_display = ("__str__", "status", "button", "rake", "started_at", "ended_at")
     list_filter = ("status", "table")
-    inlines = [HandEventInline]
-    readonly_fields = [f.name for f in Hand._meta.fields]
+
+    def get_inlines(self, request: HttpRequest, obj: Hand | None) -> list:
+        events = HandEventInline if _hand_finished(obj) else PublicHandEventInline
+        return [HandPlayerInline, events]
+
+    def get_fields(self, request: HttpRequest, obj: Hand | None = None) -> list[str]:
+        return list(self.get_readonly_fields(request, obj))
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Hand | None = None) -> list[str]:
+        names = [f.name for f in Hand._meta.fields]
+        if _hand_finished(obj):
+            return names
+        return [name for name in names if name not in HAND_SECRET_FIELDS] + ["public_view"]
+
+    @admin.display(description="what a spectator sees (the state is hidden until the end)")
+    def public_view(self, obj: Hand) -> str:
+        return json.dumps(HandState.from_dict(obj.state).view(None), indent=1, sort_keys=True)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -5,10 +5,11 @@ Visibility (RULES.md §9; README "Hand-history API"):
 - Only finished hands exist for this API: a hand in progress is "not found" for
   everyone, auditors included (they see everything, but after the hand).
 - Auditors (group ``auditor``) read every hand whole: every hole card, the deck and salt.
-- A player reads the hands they were dealt into (found by the screen name in the hand's
-  engine state), and in them their own hole cards and the cards shown at showdown. The
-  deck and the salt would reveal every other hand, so players get only the commitment
-  (and the server's `/verify` answer). Any other hand is "not found" for them.
+- A player reads the hands they were dealt into (found by their user id in the hand's
+  `HandPlayer` rows, never by screen name: a name can be renamed and taken again), and
+  in them their own hole cards and the cards shown at showdown. The deck and the salt
+  would reveal every other hand, so players get only the commitment (and the server's
+  `/verify` answer). Any other hand is "not found" for them.
 
 Which events a player sees is decided by the engine's own rule
 (`tables.engine.events.Event.visible_to`), the one the live table stream uses.
@@ -27,7 +28,7 @@ from tables.engine.deck import verify_commitment
 from tables.engine.events import EVENT_TYPES, Event, event_from_dict
 from tables.engine.state import HandState
 from tables.formats import HandRecord
-from tables.models import Hand, HandEvent, HandStatus
+from tables.models import Hand, HandEvent, HandPlayer, HandStatus
 
 # What the room's integer cents are hundredths of (the PokerStars and OHH formats say it).
 HISTORY_CURRENCY = "USD"
@@ -98,7 +99,7 @@ def hand_list(*, user: User, filters: HandFilters) -> QuerySet[Hand]:
     """The finished hands the user may read, newest first, filtered."""
     hands = Hand.objects.filter(status=HandStatus.FINISHED)
     if not user_is_auditor(user=user):
-        hands = hands.filter(state__players__contains=[user.username])
+        hands = hands.filter(players__user=user)
     if filters.table is not None:
         hands = hands.filter(table_id=filters.table)
     if filters.stake_level is not None:
@@ -119,7 +120,7 @@ def hand_access_get(*, user: User, hand_id: int) -> HandAccess:
     hand = (
         Hand.objects.filter(pk=hand_id, status=HandStatus.FINISHED)
         .select_related("table__stake_level")
-        .prefetch_related(Prefetch("events", queryset=HandEvent.objects.order_by("seq")))
+        .prefetch_related(Prefetch("events", queryset=HandEvent.objects.order_by("seq")), "players")
         .first()
     )
     auditor = user_is_auditor(user=user)
@@ -135,7 +136,7 @@ def hand_export_iter(*, user: User, filters: HandFilters, chunk: int = 100) -> I
     hands = (
         hand_list(user=user, filters=filters)
         .order_by("id")
-        .prefetch_related(Prefetch("events", queryset=HandEvent.objects.order_by("seq")))
+        .prefetch_related(Prefetch("events", queryset=HandEvent.objects.order_by("seq")), "players")
     )
     auditor = user_is_auditor(user=user)
     for hand in hands.iterator(chunk_size=chunk):
@@ -156,9 +157,9 @@ def hand_commitment_check(*, access: HandAccess) -> dict[str, object]:
 
 def _access(*, hand: Hand, user: User, auditor: bool) -> HandAccess | None:
     state = HandState.from_dict(hand.state)
-    seat = None
-    if user.username in state.players:
-        seat = state.seats[state.players.index(user.username)]
+    # By user id (the callers prefetch `players`): the screen names in the state are
+    # only what the players were called then.
+    seat = next((row.seat for row in hand.players.all() if row.user_id == user.pk), None)
     if seat is None and not auditor:
         return None
     rows = tuple(hand.events.all())
@@ -176,13 +177,16 @@ class RecentHand:
 
 def recent_hands_for(*, user: User, limit: int = 10) -> list[RecentHand]:
     """The player's last finished hands with what each won or lost them."""
-    hands = Hand.objects.filter(
-        status=HandStatus.FINISHED, state__players__contains=[user.username]
-    ).select_related("table")
+    dealt = (
+        HandPlayer.objects.filter(user_id=user.pk, hand__status=HandStatus.FINISHED)
+        .select_related("hand__table")
+        .order_by("-hand_id")[:limit]
+    )
     recent = []
-    for hand in hands.order_by("-id")[:limit]:
+    for row in dealt:
+        hand = row.hand
         state = hand.state
-        i = state["players"].index(user.username)
+        i = state["seats"].index(row.seat)
         recent.append(
             RecentHand(
                 id=hand.id,

@@ -290,3 +290,32 @@ class Departure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.player} left {self.stake_level} with {self.stack}"
+
+
+class HandPlayer(models.Model):
+    """Who was dealt into a hand at which seat: the user, and their screen name then.
+
+    Written when the hand is dealt. Every question of who a hand's player is (whose hole
+    cards these are, whose turn, whose stack to settle, whose rake, whose history) is
+    answered by `user`, never by the screen name in the engine state, which is kept for
+    display and the hand-history formats: a screen name can be renamed and then taken by
+    someone else.
+    """
+
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="players")
+    seat = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(10)]
+    )
+    user = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="hand_seats")
+    screen_name = models.CharField(max_length=150, help_text="The user's screen name then.")
+
+    class Meta:
+        ordering = ["hand", "seat"]
+        constraints = [
+            models.UniqueConstraint(fields=["hand", "seat"], name="hand_player_unique_seat"),
+            models.UniqueConstraint(fields=["hand", "user"], name="hand_player_unique_user"),
+        ]
+        indexes = [models.Index(fields=["user", "hand"])]
+
+    def __str__(self) -> str:
+        return f"{self.hand} seat {self.seat}: {self.screen_name}"

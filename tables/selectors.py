@@ -7,11 +7,21 @@ from django.utils import timezone
 
 from accounts.models import User
 from tables.engine.state import HandState
-from tables.models import Departure, Hand, HandStatus, Seat, Table
+from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, Table
 
 
 def hand_in_progress(*, table: Table) -> Hand | None:
     return Hand.objects.filter(table=table, status=HandStatus.IN_PROGRESS).first()
+
+
+def hand_players_by_seat(*, hand: Hand) -> dict[int, int]:
+    """The user id dealt in at each seat of the hand (tables.models.HandPlayer)."""
+    return dict(HandPlayer.objects.filter(hand=hand).values_list("seat", "user_id"))
+
+
+def hand_dealt_to(*, hand: Hand, seat: int, user_id: int) -> bool:
+    """Whether this user was dealt into the hand at this seat (by id, never by name)."""
+    return HandPlayer.objects.filter(hand=hand, seat=seat, user_id=user_id).exists()
 
 
 def table_seats(*, table: Table) -> list[Seat]:
@@ -84,7 +94,13 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
     hand_view = None
     if hand is not None:
         state = HandState.from_dict(hand.state)
-        in_hand = mine is not None and mine.number in state.seats
+        # The viewer's seat shows its hole cards only if the viewer is the user who was
+        # dealt them there (by user id: a screen name can be renamed and taken again).
+        in_hand = (
+            mine is not None
+            and mine.number in state.seats
+            and hand_dealt_to(hand=hand, seat=mine.number, user_id=mine.player_id)
+        )
         hand_view = state.view(mine.number if in_hand else None)
         hand_view["id"] = hand.id
         hand_view["number"] = hand.number

@@ -88,7 +88,7 @@ class NotYourAccount(exceptions.PermissionDenied):
 
 
 class CanMoveMoney(BasePermission):
-    message = "Auditors can read the ledger but never move money."
+    message = "Auditors and staff accounts can read the ledger but never move money."
     code = "auditors_cannot_move_money"
 
     def has_permission(self, request: Request, view: APIView) -> bool:

@@ -20,9 +20,18 @@ from tables.engine.config import KillInfo
 from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
 from tables.engine.positions import blind_seats, next_button
 from tables.engine.state import HandState, SeatEntry, apply_in_place, start_hand
-from tables.models import Departure, Hand, HandStatus, Seat, SeatStatus, Table, TableStatus
+from tables.models import (
+    Departure,
+    Hand,
+    HandPlayer,
+    HandStatus,
+    Seat,
+    SeatStatus,
+    Table,
+    TableStatus,
+)
 from tables.scheduling import schedule_hand_start, schedule_turn_timeout
-from tables.selectors import hand_in_progress, seats_public, table_seats
+from tables.selectors import hand_in_progress, hand_players_by_seat, seats_public, table_seats
 from tables.services.advance_rules import advance_action, advance_still_valid
 from tables.services.config import stake_config
 from tables.services.recorder import Recorder
@@ -101,10 +110,10 @@ def _kill_for_next_hand(*, table: Table, seats: list[Seat]) -> KillInfo | None:
     kill = state.result.next_kill if state.result else None
     if kill is None:
         return None
-    killer = state.players[state.seats.index(kill.seat)]
+    killer = hand_players_by_seat(hand=last).get(kill.seat)
     for seat in seats:
         if seat.number == kill.seat:
-            same_player = seat.player.username == killer
+            same_player = seat.player_id == killer
             playing = seat.status == SeatStatus.ACTIVE and not seat.leave_after_hand
             return kill if same_player and playing else None
     return None
@@ -147,6 +156,17 @@ def hand_start_if_ready(*, table: Table) -> Hand | None:
         # Turn numbers go on from the last hand, so an action meant for a turn of an
         # earlier hand can never match a turn of this one.
         turn_version=previous["t"] or 0,
+    )
+    by_number = {seat.number: seat for seat in seats}
+    # Who is who in this hand, by user id: the engine state keeps only screen names.
+    HandPlayer.objects.bulk_create(
+        HandPlayer(
+            hand=hand,
+            seat=entry.seat,
+            user_id=by_number[entry.seat].player_id,
+            screen_name=entry.player,
+        )
+        for entry in plan.entries
     )
     dealt = {entry.seat for entry in plan.entries}
     for seat in seats:
@@ -262,10 +282,9 @@ def _hand_settle(
         cashier.hand_rake_collect(table=table, amount=result.rake, hand_id=hand.id)
         rake_contributions_record(hand=hand, state=state)
     final = dict(zip(state.seats, state.stacks, strict=True))
+    dealt_to = hand_players_by_seat(hand=hand)
     for seat in seats:
-        if seat.number in final and state.players[state.seats.index(seat.number)] == (
-            seat.player.username
-        ):
+        if seat.number in final and dealt_to.get(seat.number) == seat.player_id:
             seat.stack = final[seat.number]
         if seat.leave_after_hand:
             seat_remove(table=table, seat=seat, recorder=recorder)

@@ -18,7 +18,7 @@ from tables.engine.state import HandState, apply_in_place
 from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn, StaleCommand
 from tables.models import Hand, ProtectionUse, Seat
 from tables.scheduling import schedule_turn_timeout
-from tables.selectors import hand_in_progress, table_seats
+from tables.selectors import hand_dealt_to, hand_in_progress, table_seats
 from tables.services.hands import hand_continue, turn_announce, users_by_seat
 from tables.services.locking import table_lock
 from tables.services.recorder import Recorder
@@ -55,7 +55,9 @@ def hand_act(
     if seat is None:
         raise NotSeated("You are not seated at this table.")
     state = HandState.from_dict(hand.state)
-    if state.actor != seat.number or state.players[state.index_of(seat.number)] != user.username:
+    if state.actor != seat.number or not hand_dealt_to(
+        hand=hand, seat=seat.number, user_id=user.id
+    ):
         raise NotYourTurn("It is not your turn.")
     if turn is not None and turn != hand.turn_version:
         raise StaleCommand("That action was for an earlier turn; the table has moved on.")

@@ -26,7 +26,13 @@ from tables.exceptions import (
 )
 from tables.models import Seat, SeatStatus, Table, TableStatus
 from tables.scheduling import schedule_hand_start
-from tables.selectors import buy_in_range, hand_in_progress, seats_public, table_seats
+from tables.selectors import (
+    buy_in_range,
+    hand_dealt_to,
+    hand_in_progress,
+    seats_public,
+    table_seats,
+)
 from tables.services.hands import hand_continue, seat_remove
 from tables.services.locking import table_lock
 from tables.services.recorder import Recorder
@@ -51,10 +57,8 @@ def _in_current_hand(table: Table, seat: Seat) -> bool:
     hand = hand_in_progress(table=table)
     if hand is None:
         return False
-    state = HandState.from_dict(hand.state)
-    return seat.number in state.seats and (
-        state.players[state.seats.index(seat.number)] == seat.player.username
-    )
+    # By user id: the screen name in the engine state may since have been renamed.
+    return hand_dealt_to(hand=hand, seat=seat.number, user_id=seat.player_id)
 
 
 def _announce_seats(table: Table, recorder: Recorder) -> None:
