@@ -8,7 +8,10 @@ deck can be forced with `stacked_deck_forced` (the shuffle is the only thing rep
 import contextlib
 import random
 from collections.abc import Iterator, Sequence
+from datetime import timedelta
 from unittest import mock
+
+from django.utils import timezone
 
 from accounts.models import User
 from tables.engine.state import HandState
@@ -36,8 +39,17 @@ def stake_for(game: str, structure: str) -> StakeLevel:
 def table_with_players(
     stake: StakeLevel, count: int = 3, *, buy_in: int = 10_000
 ) -> tuple[Table, list[User]]:
-    """A 6-seat table of the stake level with ``count`` funded players in seats 1.."""
-    table = TableFactory(stake_level=stake, seats=6)
+    """A 6-seat table of the stake level with ``count`` funded players in seats 1..
+
+    Its hands wait an hour to be dealt, so that the suite's Celery worker (running for
+    other tests) never deals one first: these tests deal each hand themselves (`deal`).
+    """
+    table = TableFactory(
+        stake_level=stake,
+        seats=6,
+        next_hand_at=timezone.now() + timedelta(hours=1),
+        pause_between_hands_ms=3_600_000,
+    )
     users = [funded_player() for _ in range(count)]
     for number, user in enumerate(users, start=1):
         sit(table, user, number, buy_in=buy_in)
