@@ -259,6 +259,38 @@ def test_a_sit_replayed_after_sit_out_and_sit_in_gets_the_seat_and_changes_nothi
 
 
 @pytest.mark.django_db
+def test_a_top_up_replayed_after_a_hand_and_after_sit_out_and_in_adds_nothing(table):
+    alice, _bob = heads_up(table)
+    top_up(table, alice, amount=1_000)
+    deal(table)
+    finish_hand(table)
+    stack = Seat.objects.get(table=table, player=alice).stack
+    assert top_up(table, alice, amount=1_000).stack == stack
+    seating.seat_sit_out(table_id=table.id, user=alice)
+    seating.seat_sit_in(table_id=table.id, user=alice)
+    assert top_up(table, alice, amount=1_000).stack == stack
+    assert movements(alice, TransactionKind.TOP_UP) == 1
+
+
+@pytest.mark.django_db
+def test_a_sit_replayed_with_another_post_big_blind_is_the_first_answer(table):
+    alice = funded_player()
+    first = seating.seat_take(
+        table_id=table.id, user=alice, seat_number=1, buy_in=BUY_IN, idempotency_key="k"
+    )
+    again = seating.seat_take(
+        table_id=table.id,
+        user=alice,
+        seat_number=1,
+        buy_in=BUY_IN,
+        post_big_blind=True,
+        idempotency_key="k",
+    )
+    assert again.pk == first.pk and again.post_big_blind is False
+    assert movements(alice, TransactionKind.BUY_IN) == 1
+
+
+@pytest.mark.django_db
 def test_top_up_leave_sit_again_then_replay_both_old_keys_moves_nothing(table):
     alice = funded_player()
     sit(table, alice, number=1, key="first")
