@@ -77,11 +77,20 @@ def _move(
             key=str(form.cleaned_data["idempotency_key"]),
         )
         try:
-            service(user=request.user, amount=amount, idempotency_key=key)
+            result = service(user=request.user, amount=amount, idempotency_key=key)
         except CashierError as exc:
             form.add_error("amount", exc.message)
         else:
-            messages.success(request, f"{done} {chips(amount)}.")
+            if isinstance(result, Withdrawal) and result.status != WithdrawalStatus.PENDING:
+                # The form sent again (its key) after the withdrawal was decided: the
+                # replay moved nothing; do not announce a request that is not pending.
+                messages.info(
+                    request,
+                    f"This withdrawal of {chips(amount)} was already requested, "
+                    f"and is now {result.get_status_display().lower()}.",
+                )
+            else:
+                messages.success(request, f"{done} {chips(amount)}.")
             return redirect("cashier")
     return _render(request, status=400, **{f"{prefix}_form": form})
 
