@@ -6,7 +6,6 @@ cashier (wallet <-> the table's ledger account); the table account always equals
 of the seats' `stack`, because stacks only change when a hand is settled.
 """
 
-from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
@@ -27,7 +26,7 @@ from tables.models import Seat, SeatStatus, Table, TableStatus
 from tables.scheduling import schedule_hand_start
 from tables.selectors import buy_in_range, hand_in_progress, seats_public, table_seats
 from tables.services.hands import hand_continue, seat_remove
-from tables.services.locking import table_lock
+from tables.services.locking import table_command, table_lock
 from tables.services.recorder import Recorder
 
 
@@ -74,7 +73,7 @@ def _start_soon(table: Table) -> None:
         schedule_hand_start(table_id=table.id, at=due)
 
 
-@transaction.atomic
+@table_command
 def seat_take(
     *,
     table_id: int,
@@ -115,7 +114,7 @@ def seat_take(
     return seat
 
 
-@transaction.atomic
+@table_command
 def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str) -> Seat:
     """Add chips between hands, never above the maximum buy-in (RULES §4)."""
     table = table_lock(table_id=table_id)
@@ -138,7 +137,7 @@ def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str)
     return seat
 
 
-@transaction.atomic
+@table_command
 def seat_sit_out(*, table_id: int, user: User) -> Seat:
     """Stop being dealt in: at once between hands, after the hand when in one."""
     table = table_lock(table_id=table_id)
@@ -152,7 +151,7 @@ def seat_sit_out(*, table_id: int, user: User) -> Seat:
     return seat
 
 
-@transaction.atomic
+@table_command
 def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> Seat:
     """Come back: like a newcomer, wait for the big blind or post one (RULES §4)."""
     table = table_lock(table_id=table_id)
@@ -172,7 +171,7 @@ def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> S
     return seat
 
 
-@transaction.atomic
+@table_command
 def seat_leave(*, table_id: int, user: User) -> bool:
     """Leave the table; the whole stack goes back to the wallet.
 
