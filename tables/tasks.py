@@ -76,7 +76,8 @@ def sweep_task(startup: bool = False) -> dict[str, int]:
     Records its run for /healthz, which reports a beat that stopped sending it.
     """
     now = timezone.now()
-    Heartbeat.objects.update_or_create(name=SWEEP_HEARTBEAT, defaults={"at": now})
+    if not startup:  # a worker's own startup sweep says nothing about beat
+        Heartbeat.objects.update_or_create(name=SWEEP_HEARTBEAT, defaults={"at": now})
     in_progress = Hand.objects.filter(
         status=HandStatus.IN_PROGRESS, turn_deadline__isnull=False, table__paused_reason=""
     )
