@@ -13,8 +13,8 @@ entry point. Besides the transaction, it keeps one broken table from hurting the
   hand the engine cannot move on, say). It is logged with the table id and counted on
   the table, in a fresh transaction once the failing one rolled back; at
   `FAILURES_BEFORE_PAUSE` in a row the table is paused with a reason that the admin and
-  /healthz show. A command that succeeds clears the count (not the reason: an admin
-  re-opens the table, see `table_failures_clear`).
+  /healthz show. A command that moves the table on clears the count (not the reason:
+  an admin re-opens the table, see `table_failures_clear`).
 
 Only the outermost command records: a command called inside another transaction (a
 test's, or another command's) cannot write past its caller's rollback.
@@ -52,8 +52,9 @@ OUTAGES: tuple[type[Exception], ...] = (
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# The tables locked by the command running in this context (see `table_lock`).
-_locked: ContextVar[list[Table] | None] = ContextVar("tables_locked", default=None)
+# The tables locked by the command running in this context, with their stream version
+# when locked (see `table_lock`).
+_locked: ContextVar[list[tuple[Table, int]] | None] = ContextVar("tables_locked", default=None)
 
 
 def table_lock(*, table_id: int) -> Table:
@@ -68,7 +69,7 @@ def table_lock(*, table_id: int) -> Table:
         raise TableNotFound(f"There is no table {table_id}.") from None
     locked = _locked.get()
     if locked is not None:
-        locked.append(table)
+        locked.append((table, table.event_seq))
     return table
 
 
@@ -79,14 +80,17 @@ def table_command(func: Callable[P, R]) -> Callable[P, R]:
     def command(*args: P.args, **kwargs: P.kwargs) -> R:
         table_id = kwargs.get("table_id")
         outermost = not transaction.get_connection().in_atomic_block
-        locked: list[Table] = []
+        locked: list[tuple[Table, int]] = []
         token = _locked.set(locked)
         try:
             with transaction.atomic():
                 result = func(*args, **kwargs)
-                # Free when nothing failed before: the count was read with the lock.
-                if any(table.failure_count for table in locked):
-                    Table.objects.filter(pk__in=[t.pk for t in locked]).update(failure_count=0)
+                # A command that moved the table on (its stream advanced) clears the count;
+                # one that found nothing to do (a stale timeout, a deal with a hand in
+                # progress) proves nothing. Free when nothing failed: read with the lock.
+                moved = [t.pk for t, seq in locked if t.failure_count and t.event_seq != seq]
+                if moved:
+                    Table.objects.filter(pk__in=moved).update(failure_count=0)
         except REFUSALS:
             raise
         except OUTAGES:

@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+import redis
 from django.conf import settings
 from django.db import transaction
 
@@ -45,6 +46,12 @@ def queue() -> Iterator[str]:
     celery_app.conf.task_default_queue = name
     yield name
     celery_app.conf.task_default_queue = before
+    # What the stopped workers left in Redis: this queue's own keys, nothing else.
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    try:
+        client.delete(name, f"_kombu.binding.{name}", f"_kombu.binding_permanent.{name}")
+    finally:
+        client.close()
 
 
 @contextmanager

@@ -29,15 +29,18 @@ LONG_AGO = "2000-01-01T00:00Z"
 
 
 def table_with_hand(name: str) -> Table:
-    """A heads-up table with its first hand dealt; timeouts far away (no task acts)."""
+    """A heads-up table with its first hand dealt, that no task touches during the test
+    (players sit while it is paused, so no deal is scheduled; timeouts are far away)."""
     table = TableFactory(
         name=name,
         stake_level=StakeLevelFactory(),
         seats=6,
         action_seconds=600,
         pause_between_hands_ms=0,
+        status=TableStatus.PAUSED,
     )
     seat_two(table)
+    Table.objects.filter(pk=table.pk).update(status=TableStatus.OPEN)
     deal(table)
     return table
 
@@ -85,8 +88,11 @@ def timed_out(table: Table) -> bool:
 def test_the_sweep_goes_on_past_a_broken_table_and_recovers_the_others(break_hand):
     broken = table_with_hand("Broken")
     healthy = table_with_hand("Healthy")
-    idle = TableFactory(name="Idle", seats=6, pause_between_hands_ms=0)
-    seat_two(idle)  # the deal task is "lost": nobody runs it
+    # Players sit while the table is paused (nothing schedules a deal), then it opens
+    # behind the services' back: its deal is "lost", only the sweep can make it.
+    idle = TableFactory(name="Idle", seats=6, pause_between_hands_ms=0, status=TableStatus.PAUSED)
+    seat_two(idle)
+    Table.objects.filter(pk=idle.pk).update(status=TableStatus.OPEN)
     break_hand(broken)
     overdue(broken)
     overdue(healthy)
@@ -129,18 +135,20 @@ def test_a_table_failing_twice_in_a_row_is_paused_with_a_reason_and_reopening_cl
     assert timed_out(table)
 
 
-def test_a_refusal_is_not_a_failure_and_a_success_clears_the_count():
+def test_refusals_and_no_ops_neither_count_nor_clear_a_failure_but_a_move_clears_it():
     table = table_with_hand("Refusals")
-    _hand, state = current(table)
+    hand, state = current(table)
     waiting = Seat.objects.exclude(number=state.actor).get(table=table).player
     actor = Seat.objects.get(table=table, number=state.actor).player
+    Table.objects.filter(pk=table.pk).update(failure_count=1)  # one failure before
     for _ in range(3):
         with pytest.raises(NotYourTurn):
             play.hand_act(table_id=table.id, user=waiting, kind="call")
+    # A command with nothing to do (the timeout of a turn already played) proves nothing.
+    assert play.turn_timeout(table_id=table.id, hand_id=hand.id, turn=0) is False
     table.refresh_from_db()
-    assert table.failure_count == 0 and table.status == TableStatus.OPEN
-    # One failure, then a command that works: the count starts again.
-    Table.objects.filter(pk=table.pk).update(failure_count=1)
+    assert (table.failure_count, table.status) == (1, TableStatus.OPEN)
+    # A command that moves the table on: the count starts again.
     play.hand_act(table_id=table.id, user=actor, kind="call")
     table.refresh_from_db()
     assert table.failure_count == 0
