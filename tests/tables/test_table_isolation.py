@@ -18,7 +18,6 @@ from django.utils.html import escape
 from tables.exceptions import NotYourTurn
 from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
 from tables.services import play, seating
-from tables.services.admin import table_status_set
 from tables.tasks import action_timeout_task, hand_start_task, sweep_task
 from tests.factories import StakeLevelFactory, TableFactory
 from tests.tables.conftest import current, deal, funded_player, key
@@ -128,7 +127,10 @@ def test_a_table_failing_twice_in_a_row_is_paused_with_a_reason_and_reopening_cl
     assert sweep_task()["failed"] == 0
     # The admin repairs the hand and re-opens the table: a fresh start, and it plays on.
     Hand.objects.filter(pk=hand.pk).update(state=good_state)
-    table_status_set(table_id=table.id, status=TableStatus.OPEN)
+    response = admin_client.post(
+        "/admin/tables/table/", {"action": "table_open", "_selected_action": [table.id]}
+    )
+    assert response.status_code == 302
     table.refresh_from_db()
     assert (table.failure_count, table.status, table.paused_reason) == (0, TableStatus.OPEN, "")
     assert sweep_task()["timeouts"] == 1
