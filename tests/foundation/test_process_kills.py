@@ -121,7 +121,7 @@ def test_a_killed_workers_pending_turn_times_out_on_time_after_its_restart(queue
     node = f"kills-{uuid.uuid4().hex[:6]}@{os.uname().nodename}"
     stake = StakeLevelFactory()
     table = TableFactory(
-        stake_level=stake, seats=6, action_seconds=6, time_bank_seconds=0, pause_between_hands_ms=0
+        stake_level=stake, seats=6, action_seconds=10, time_bank_seconds=0, pause_between_hands_ms=0
     )
     with worker(queue, node) as first:
         wait_for("the first worker answers", lambda: answers_ping(node), timeout=60)
