@@ -1,18 +1,41 @@
-"""Reachability of the services the room depends on: PostgreSQL, Redis, a Celery worker."""
+"""What /healthz checks: the services the room depends on, and whether its tables play.
+
+* `database`, `redis`: reachable.
+* `celery`: a worker answers a ping.
+* `beat`: the beat sweeper ran lately (`tables.sweep` records each run); a dead beat
+  (or no worker to run what it sends) means lost timeouts would never be recovered.
+* `tables`: no table is paused because its commands kept failing (the admin says why).
+* `turns`: no hand's turn deadline passed more than `OVERDUE_TURN` ago (a frozen hand,
+  or nothing running the timeouts).
+
+The table checks name the tables (id and name) but never a failure's message, which
+only the admin shows.
+"""
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import TypedDict
 
 import redis
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from poker_room.celery import app as celery_app
+
+# A sweep runs every 5 s (CELERY_BEAT_SCHEDULE); this leaves room for a busy worker.
+SWEEP_MAX_AGE_SECONDS = 30
+OVERDUE_TURN = timedelta(seconds=60)
+NAMED_AT_MOST = 10
 
 
 class Check(TypedDict):
     ok: bool
     detail: str
+
+
+class Unhealthy(Exception):
+    """A check that ran and found something wrong (its message is the detail)."""
 
 
 def _database() -> str:
@@ -38,10 +61,63 @@ def _celery() -> str:
     return f"{len(replies)} worker(s) answered"
 
 
+def _beat() -> str:
+    from tables.models import Heartbeat
+    from tables.tasks import SWEEP_HEARTBEAT
+
+    max_age = getattr(settings, "HEALTH_SWEEP_MAX_AGE_SECONDS", SWEEP_MAX_AGE_SECONDS)
+    beat = Heartbeat.objects.filter(name=SWEEP_HEARTBEAT).first()
+    if beat is None:
+        raise Unhealthy("the beat sweeper has never run: is celery beat running?")
+    age = (timezone.now() - beat.at).total_seconds()
+    if age > max_age:
+        raise Unhealthy(
+            f"the beat sweeper last ran {age:.0f} s ago (more than {max_age} s): "
+            "is celery beat (and a worker) running?"
+        )
+    return f"the beat sweeper ran {age:.0f} s ago"
+
+
+def _named(items: list[str]) -> str:
+    more = len(items) - NAMED_AT_MOST
+    return ", ".join(items[:NAMED_AT_MOST]) + (f" and {more} more" if more > 0 else "")
+
+
+def _tables() -> str:
+    from tables.models import Table
+
+    paused = list(Table.objects.exclude(paused_reason="").order_by("id").values_list("id", "name"))
+    if paused:
+        names = [f"{name} (id {pk})" for pk, name in paused]
+        raise Unhealthy(f"paused after failing commands (see the admin): {_named(names)}")
+    return "no table is paused by failures"
+
+
+def _turns() -> str:
+    from tables.models import Hand, HandStatus
+
+    now = timezone.now()
+    overdue = list(
+        Hand.objects.filter(status=HandStatus.IN_PROGRESS, turn_deadline__lt=now - OVERDUE_TURN)
+        .order_by("turn_deadline")
+        .values_list("id", "table_id", "table__name", "turn_deadline")
+    )
+    if overdue:
+        names = [
+            f"{table} (id {table_id}) hand {hand_id}, {(now - deadline).total_seconds():.0f} s"
+            for hand_id, table_id, table, deadline in overdue
+        ]
+        raise Unhealthy(f"turns overdue by more than {OVERDUE_TURN.seconds} s: {_named(names)}")
+    return f"no turn is overdue by more than {OVERDUE_TURN.seconds} s"
+
+
 CHECKS: dict[str, Callable[[], str]] = {
     "database": _database,
     "redis": _redis,
     "celery": _celery,
+    "beat": _beat,
+    "tables": _tables,
+    "turns": _turns,
 }
 
 
@@ -51,6 +127,8 @@ def health_report() -> dict[str, Check]:
     for name, check in CHECKS.items():
         try:
             report[name] = {"ok": True, "detail": check()}
+        except Unhealthy as exc:
+            report[name] = {"ok": False, "detail": str(exc)}
         except Exception as exc:
             report[name] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
     return report

@@ -113,9 +113,18 @@ def _set_status(status: TableStatus, label: str):
 
 @admin.register(Table)
 class TableAdmin(admin.ModelAdmin):
-    list_display = ("name", "stake_level", "seats", "status")
+    list_display = ("name", "stake_level", "seats", "status", "paused_reason")
     list_filter = ("status", "stake_level")
-    readonly_fields = ("status", "event_seq", "button_seat", "next_hand_at", "created_at")
+    # Why a table stopped by itself (commands failing in a row): opening it clears this.
+    readonly_fields = (
+        "status",
+        "paused_reason",
+        "failure_count",
+        "event_seq",
+        "button_seat",
+        "next_hand_at",
+        "created_at",
+    )
     inlines = [SeatInline]
     actions = [
         _set_status(TableStatus.OPEN, "opened"),

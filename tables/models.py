@@ -129,6 +129,11 @@ class Table(models.Model):
     # Set when a hand ends: the next one may start from then on (the pause between hands).
     next_hand_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Commands that failed in a row with an unexpected error (a bug, not a refusal); at
+    # two the table is paused with `paused_reason`, which /healthz and the admin show.
+    # Re-opening the table in the admin clears both (tables/services/locking.py).
+    failure_count = models.PositiveIntegerField(default=0, editable=False)
+    paused_reason = models.CharField(max_length=500, blank=True, default="", editable=False)
 
     class Meta:
         ordering = ["name"]
@@ -140,6 +145,16 @@ class Table(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Heartbeat(models.Model):
+    """When a periodic job of the room last ran (`sweep`: the beat sweeper), for /healthz."""
+
+    name = models.CharField(max_length=40, primary_key=True)
+    at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.at:%Y-%m-%d %H:%M:%S}"
 
 
 class SeatStatus(models.TextChoices):

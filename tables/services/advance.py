@@ -10,8 +10,6 @@ their queued action or of its clearing.
 
 from typing import Any
 
-from django.db import transaction
-
 from accounts.models import User
 from tables.engine.rounds import PlayerStatus
 from tables.engine.state import HandState
@@ -19,10 +17,10 @@ from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn
 from tables.models import Seat
 from tables.selectors import hand_in_progress
 from tables.services.advance_rules import ADVANCE_KINDS
-from tables.services.locking import table_lock
+from tables.services.locking import table_command, table_lock
 
 
-@transaction.atomic
+@table_command
 def seat_advance_set(
     *, table_id: int, user: User, kind: str | None = None, amount: int | None = None
 ) -> dict[str, Any] | None:

@@ -2,11 +2,13 @@
 
 `hand_start_if_ready` deals a new hand when the table may (open, no hand in progress,
 the pause over, two or more players ready). `hand_continue` is called after every engine
-transition: it folds players who asked to leave when their turn comes, then either
-starts the next turn (deadline, timeout task) or settles the hand (stacks, rake to the
-house, leavers cashed out, next hand scheduled). All of them run under the table lock.
+transition: it folds players who asked to leave when their turn comes (checks for them
+when that is free), then either starts the next turn (deadline, timeout task) or settles
+the hand (stacks, rake to the house, leavers cashed out, next hand scheduled). All of
+them run under the table lock.
 """
 
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -35,6 +37,8 @@ from tables.selectors import hand_in_progress, hand_players_by_seat, seats_publi
 from tables.services.advance_rules import advance_action, advance_still_valid
 from tables.services.config import stake_config
 from tables.services.recorder import Recorder
+
+logger = logging.getLogger(__name__)
 
 
 def users_by_seat(seats: list[Seat]) -> dict[int, int]:
@@ -201,14 +205,21 @@ def hand_continue(
         if actor is None:
             break
         if actor.leave_after_hand:
-            # A player who asked to leave folds when the action reaches them.
-            action = Action.fold(actor.number)
+            # A player who asked to leave folds when the action reaches them, or checks
+            # when checking is free: the engine refuses a fold that costs nothing.
+            action = leaver_action(state, actor.number)
         elif actor.advance:
             action = advance_action(actor.advance, state, actor.number)
             _advance_clear(actor, recorder)
         else:
             action = None
         if action is None:
+            break
+        if not state.can(action):
+            # Never expected (both choices above ask the engine first), but an action the
+            # engine refuses must not fail the command of whoever moved the hand on: the
+            # turn goes to its player and their clock instead.
+            logger.error("table %s: %s refused by the engine; the turn goes on", table.id, action)
             break
         events = apply_in_place(state, action)
         recorder.engine_events(hand=hand, events=events, users_by_seat=users)
@@ -219,6 +230,11 @@ def hand_continue(
         turn_start(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
     hand.save()
     return state
+
+
+def leaver_action(state: HandState, seat: int) -> Action:
+    """What a player who asked to leave does on their turn: check if free, else fold."""
+    return Action.check(seat) if state.legal_actions().can_check else Action.fold(seat)
 
 
 def _advance_clear(seat: Seat, recorder: Recorder) -> None:

@@ -7,7 +7,6 @@ connection came back during their own turn the reconnect bonus, once per decisio
 
 from datetime import timedelta
 
-from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
@@ -20,7 +19,7 @@ from tables.models import Hand, ProtectionUse, Seat
 from tables.scheduling import schedule_turn_timeout
 from tables.selectors import hand_dealt_to, hand_in_progress, table_seats
 from tables.services.hands import hand_continue, turn_announce, users_by_seat
-from tables.services.locking import table_lock
+from tables.services.locking import table_command, table_lock
 from tables.services.recorder import Recorder
 
 ACTION_KINDS = {"fold", "check", "call", "bet_raise"}
@@ -41,7 +40,7 @@ def _action_build(*, seat: int, kind: object, amount: object) -> Action:
     return Action(ActionKind(kind), seat)
 
 
-@transaction.atomic
+@table_command
 def hand_act(
     *, table_id: int, user: User, kind: str, amount: int | None = None, turn: int | None = None
 ) -> None:
@@ -84,7 +83,7 @@ def _protection_allowed(*, seat: Seat, table_limit: int) -> bool:
     return used < table_limit
 
 
-@transaction.atomic
+@table_command
 def turn_timeout(*, table_id: int, hand_id: int, turn: int) -> bool:
     """Apply RULES §5 to a turn whose time ran out. Returns True when it acted.
 
@@ -118,7 +117,7 @@ def turn_timeout(*, table_id: int, hand_id: int, turn: int) -> bool:
     return True
 
 
-@transaction.atomic
+@table_command
 def seat_reconnected(*, table_id: int, user: User) -> bool:
     """Grant the reconnect bonus if it is this player's turn (finer point 10)."""
     table = table_lock(table_id=table_id)

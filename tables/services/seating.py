@@ -6,7 +6,6 @@ cashier (wallet <-> the table's ledger account); the table account always equals
 of the seats' `stack`, because stacks only change when a hand is settled.
 """
 
-from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
@@ -34,7 +33,7 @@ from tables.selectors import (
     table_seats,
 )
 from tables.services.hands import hand_continue, seat_remove
-from tables.services.locking import table_lock
+from tables.services.locking import table_command, table_lock
 from tables.services.recorder import Recorder
 
 
@@ -97,7 +96,7 @@ def _replay(
     )
 
 
-@transaction.atomic
+@table_command
 def seat_take(
     *,
     table_id: int,
@@ -178,7 +177,7 @@ def _made_for(seat: Seat, top_up: LedgerTransaction) -> bool:
     return top_up.created_at >= seat.sat_down_at  # a seat from before the link existed
 
 
-@transaction.atomic
+@table_command
 def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str) -> Seat:
     """Add chips between hands, never above the maximum buy-in (RULES §4).
 
@@ -223,7 +222,7 @@ def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str)
     return seat
 
 
-@transaction.atomic
+@table_command
 def seat_sit_out(*, table_id: int, user: User) -> Seat:
     """Stop being dealt in: at once between hands, after the hand when in one."""
     table = table_lock(table_id=table_id)
@@ -237,7 +236,7 @@ def seat_sit_out(*, table_id: int, user: User) -> Seat:
     return seat
 
 
-@transaction.atomic
+@table_command
 def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> Seat:
     """Come back: like a newcomer, wait for the big blind or post one (RULES §4)."""
     table = table_lock(table_id=table_id)
@@ -257,7 +256,7 @@ def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> S
     return seat
 
 
-@transaction.atomic
+@table_command
 def seat_leave(*, table_id: int, user: User) -> bool:
     """Leave the table; the whole stack goes back to the wallet.
 

@@ -1,16 +1,35 @@
-"""GET /healthz reports PostgreSQL, Redis and Celery reachability."""
+"""GET /healthz reports PostgreSQL, Redis, a Celery worker, the beat sweeper, and tables
+that stopped playing (paused by failing commands, or a turn overdue by over a minute)."""
+
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
+
+from tables.models import Hand, HandStatus, Heartbeat, Table, TableStatus
+from tables.services import seating
+from tables.tasks import SWEEP_HEARTBEAT, sweep_task
+from tests.factories import TableFactory
+from tests.tables.conftest import deal, funded_player, key
+
+CHECKS = {"database", "redis", "celery", "beat", "tables", "turns"}
+
+
+def beat_ran(seconds_ago: float = 0) -> None:
+    Heartbeat.objects.update_or_create(
+        name=SWEEP_HEARTBEAT, defaults={"at": timezone.now() - timedelta(seconds=seconds_ago)}
+    )
 
 
 @pytest.mark.django_db
-def test_healthz_is_200_when_database_redis_and_a_worker_answer(client, celery_worker_process):
+def test_healthz_is_200_when_everything_answers_and_the_sweeper_ran(client, celery_worker_process):
+    sweep_task()  # what beat sends every 5 s
     response = client.get("/healthz")
-    assert response.status_code == 200
+    assert response.status_code == 200, response.json()
     body = response.json()
     assert body["status"] == "ok"
     assert body["failing"] == []
-    assert set(body["checks"]) == {"database", "redis", "celery"}
+    assert set(body["checks"]) == CHECKS
     assert all(check["ok"] for check in body["checks"].values())
 
 
@@ -18,6 +37,7 @@ def test_healthz_is_200_when_database_redis_and_a_worker_answer(client, celery_w
 def test_healthz_is_503_and_names_redis_when_redis_is_unreachable(
     client, settings, celery_worker_process
 ):
+    beat_ran()
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
     response = client.get("/healthz")
     assert response.status_code == 503
@@ -25,6 +45,66 @@ def test_healthz_is_503_and_names_redis_when_redis_is_unreachable(
     assert body["status"] == "unavailable"
     assert body["failing"] == ["redis"]
     assert "Connection" in body["checks"]["redis"]["detail"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("seconds_ago", [None, 31])
+def test_healthz_is_503_when_the_beat_sweeper_has_not_run_lately(
+    client, celery_worker_process, seconds_ago
+):
+    Heartbeat.objects.all().delete()
+    if seconds_ago is not None:
+        beat_ran(seconds_ago)
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["failing"] == ["beat"]
+    assert "is celery beat" in body["checks"]["beat"]["detail"]
+
+
+@pytest.mark.django_db
+def test_healthz_is_503_and_names_a_table_paused_by_failures(client, celery_worker_process):
+    beat_ran()
+    table = TableFactory(name="Frozen Table")
+    Table.objects.filter(pk=table.pk).update(
+        status=TableStatus.PAUSED,
+        failure_count=2,
+        paused_reason="tables.services.play.turn_timeout failed 2 times: KeyError: 'secret'",
+    )
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["failing"] == ["tables"]
+    detail = body["checks"]["tables"]["detail"]
+    assert f"Frozen Table (id {table.id})" in detail
+    assert "secret" not in detail  # the reason is for the admin, not the world
+
+
+@pytest.mark.django_db
+def test_healthz_is_503_and_names_a_hand_whose_turn_is_overdue_by_more_than_a_minute(
+    client, celery_worker_process
+):
+    beat_ran()
+    table = TableFactory(name="Stuck Table", seats=6)
+    for number in (1, 2):
+        seating.seat_take(
+            table_id=table.id,
+            user=funded_player(),
+            seat_number=number,
+            buy_in=10_000,
+            idempotency_key=key(),
+        )
+    hand = deal(table)
+    Hand.objects.filter(pk=hand.pk).update(turn_deadline=timezone.now() - timedelta(seconds=50))
+    assert client.get("/healthz").status_code == 200  # late, but not yet a minute
+    Hand.objects.filter(pk=hand.pk).update(turn_deadline=timezone.now() - timedelta(seconds=70))
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["failing"] == ["turns"]
+    assert f"Stuck Table (id {table.id}) hand {hand.id}" in body["checks"]["turns"]["detail"]
+    Hand.objects.filter(pk=hand.pk).update(status=HandStatus.FINISHED)
+    assert client.get("/healthz").status_code == 200
 
 
 @pytest.mark.django_db
