@@ -185,6 +185,8 @@ def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str)
     with the seat, if that top-up went to the seat the player holds now; otherwise with
     `idempotency_key_reused`. It never adds chips again.
     """
+    if not user_can_play(user=user):  # say, a player made staff while seated
+        raise TableError("Auditors and staff accounts do not play.", code="cannot_play")
     table = table_lock(table_id=table_id)
     replayed = _replay(
         kind=TransactionKind.TOP_UP,

@@ -19,7 +19,7 @@ from tables.engine.state import HandState
 from tables.exceptions import TableError
 from tables.models import Hand, HandStatus, Seat
 from tables.services import play
-from tables.services.seating import seat_take
+from tables.services.seating import seat_take, seat_top_up
 from tests.api.play import sit, stacked_deck_forced, stake_for
 from tests.factories import TableFactory
 from tests.tables.conftest import current, deal, funded_player, key
@@ -144,6 +144,19 @@ def test_staff_and_superusers_cannot_sit(superuser):
         assert refused.value.code == "cannot_play"
         assert wallet_balance(user=user) == 100_000
     assert not Seat.objects.filter(table=table).exists()
+
+
+def test_a_player_made_staff_while_seated_cannot_top_up():
+    table = TableFactory(seats=6)
+    player = funded_player()
+    sit(table, player, 1, buy_in=5_000)
+    player.is_staff = True
+    player.save(update_fields=["is_staff"])
+    with pytest.raises(TableError) as refused:
+        seat_top_up(table_id=table.id, user=player, amount=1_000, idempotency_key=key())
+    assert refused.value.code == "cannot_play"
+    assert Seat.objects.get(table=table, player=player).stack == 5_000
+    assert wallet_balance(user=player) == 95_000
 
 
 def test_a_superuser_cannot_sit_over_the_api(superuser):
