@@ -159,9 +159,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             self.counted = True
         await self.send_snapshot()
         if self.user is not None:
-            await database_sync_to_async(play.seat_reconnected)(
-                table_id=self.table_id, user=self.user
-            )
+            try:
+                await database_sync_to_async(play.seat_reconnected)(
+                    table_id=self.table_id, user=self.user
+                )
+            except Exception:  # the connection works without the bonus: keep it
+                logger.exception("table %s: the reconnect bonus failed", self.table_id)
 
     async def disconnect(self, code: int) -> None:
         self._stop_waiting()
@@ -236,8 +239,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self._send_error(seq, exc.code, exc.message)
         except DataError:
             # A value the database cannot hold that the checks here let through.
-            logger.warning("table %s: a value out of range in %r", self.table_id, content)
-            await self._send_error(seq, "malformed", "A field's value is out of range.")
+            logger.warning("table %s: the database refused a value in %r", self.table_id, content)
+            await self._send_error(
+                seq, "malformed", "A field's value cannot be stored (out of range, or a NUL)."
+            )
         except Exception:
             # The database or Redis failed (or a bug): the command may have been carried
             # out, its events lost. Say so and keep the connection.

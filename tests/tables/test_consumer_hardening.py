@@ -115,6 +115,10 @@ async def test_a_key_longer_than_the_limit_is_malformed_and_moves_nothing(table)
     ):
         answer = await client.send("sit", **fields)
         assert answer["code"] == "malformed", (fields, answer)
+    # A value the checks let through but PostgreSQL refuses (a NUL character): the
+    # database's DataError is answered as malformed too, and the socket stays open.
+    answer = await client.send("sit", seat=1, buy_in=10_000, key="nul\u0000key")
+    assert answer["code"] == "malformed", answer
     assert await db(wallet_balance)(alice) == before
     assert not await db(Seat.objects.filter(table=table).exists)()
     # The longest allowed key is taken.
@@ -351,6 +355,18 @@ async def test_a_fault_while_disconnecting_does_not_escape(table, monkeypatch):
 
     monkeypatch.setattr(play, "seat_disconnected", down)
     await client.ws.disconnect()  # raises if the consumer let the exception out
+
+
+async def test_a_fault_in_the_reconnect_bonus_keeps_the_connection(table, monkeypatch):
+    alice = await db(funded_player)()
+
+    def down(**kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(play, "seat_reconnected", down)
+    client = await connected(alice, table.id)
+    await still_open(client)
+    await client.ws.disconnect()
 
 
 # -- finding 12: the reconnect bonus only after a real drop -----------------------------------
