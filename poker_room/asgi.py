@@ -1,6 +1,7 @@
 """ASGI entry point: HTTP goes to Django, WebSockets to the Channels consumers.
 
-WebSockets are session-authenticated and origin-checked against ALLOWED_HOSTS.
+WebSockets are session-authenticated and origin-checked: scheme, host and port must be
+the site's own (poker_room/websocket_origin.py).
 """
 
 import os
@@ -13,15 +14,13 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from poker_room.routing import websocket_urlpatterns  # noqa: E402
+from poker_room.websocket_origin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

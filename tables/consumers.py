@@ -10,23 +10,40 @@ Protocol (docs/protocol.md has the whole of it, with an example session):
 * Commands: `{"cmd": ..., "seq": n, ...}` with `seq` increasing on each connection. The
   answer is `{"type": "ack", "seq": n}` or `{"type": "error", "seq": n, "code": ...,
   "message": ...}`; an error changes nothing. What the command changed arrives as events.
-* A player whose turn it is when they connect gets the reconnect bonus (RULES §5).
+* A player whose connection dropped during their own turn and who comes back before it
+  ends gets the reconnect bonus (RULES §5): closing a player's last socket on this process
+  records the drop (`seat_disconnected`), the next connect grants the bonus for that turn
+  (`seat_reconnected`). A second tab opened while the first is connected earns nothing.
+
+Robustness: no frame closes the socket. A frame over `MAX_FRAME_CHARS`, one that is not
+JSON (too deeply nested included), a field out of range or longer than `MAX_TEXT_CHARS`
+each get an `error` with a code; more than `RATE_BURST` commands at once (refilled at
+`RATE_PER_SECOND`) get `rate_limited` and do not run. A command that meets a database or
+Redis fault (or any bug) is answered `server_error` and logged with the table id: it may
+or may not have been carried out, so the client resynchronises and decides again (an
+`act` carrying its `turn` is then refused as `stale` if it had been applied). A fault
+while connecting closes with 1013 (try again later), never 1011.
 
 Ordering: commands on a table are serialised by its row lock, so versions follow commit
 order; but each process publishes after its own commit, so two messages can reach the
 group in the wrong order. The consumer puts them back in order, waiting up to
-`REORDER_WAIT` seconds for a missing one before passing on what it has (the client
-then sees the gap and asks for a snapshot). Messages the snapshot already covers are
-dropped.
+`REORDER_WAIT` seconds for a missing one, counted from when that version became the one
+missing, before passing on what it has (the client then sees the gap and asks for a
+snapshot). Messages the snapshot already covers are dropped.
 """
 
 import asyncio
 import json
+import logging
+import time
 import uuid
-from typing import Any
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.db import DataError
 
 from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
@@ -35,6 +52,8 @@ from tables.exceptions import TableError
 from tables.models import Table
 from tables.selectors import table_snapshot
 from tables.services import advance, play, seating
+
+logger = logging.getLogger(__name__)
 
 # cmd -> (service, {message field: (service argument, type)})
 COMMANDS: dict[str, tuple[Any, dict[str, tuple[str, type]]]] = {
@@ -58,6 +77,16 @@ COMMANDS: dict[str, tuple[Any, dict[str, tuple[str, type]]]] = {
     "advance": (advance.seat_advance_set, {"action": ("kind", str), "amount": ("amount", int)}),
 }
 REORDER_WAIT = 0.5
+# A command is a few hundred characters; anything much larger is refused unparsed.
+MAX_FRAME_CHARS = 4096
+# Longest string field (`action`, `key`); the ledger keeps keys of up to 200 characters
+# and namespaces the client's one.
+MAX_TEXT_CHARS = 128
+# Whole numbers a command may carry (PostgreSQL bigint; cents, seats, turns all fit).
+MAX_INT = 2**63 - 1
+# Per-connection token bucket: a burst of RATE_BURST commands, refilled at RATE_PER_SECOND.
+RATE_BURST = 20
+RATE_PER_SECOND = 10.0
 # Fields a command cannot go without.
 REQUIRED = {"act": {"action"}, "sit": {"seat", "buy_in"}, "top_up": {"amount"}}
 # Money-moving commands: a missing idempotency key gets one unique to this command.
@@ -71,33 +100,96 @@ class CommandError(Exception):
         self.message = message
 
 
+@dataclass
+class TokenBucket:
+    """`capacity` commands at once, refilled at `rate` a second (times in seconds)."""
+
+    capacity: float
+    rate: float
+    tokens: float = field(init=False)
+    updated: float | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.tokens = self.capacity
+
+    def take(self, now: float) -> bool:
+        """Spend one token at time `now`; False (nothing spent) when none is left."""
+        if self.updated is not None:
+            self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
 class TableConsumer(AsyncJsonWebsocketConsumer):
+    rate_burst: ClassVar[float] = RATE_BURST
+    rate_per_second: ClassVar[float] = RATE_PER_SECOND
+    # Open sockets of each (table id, user id) on this process: a player's drop is
+    # recorded only when their last one closes (another tab may still be open).
+    open_sockets: ClassVar[Counter[tuple[int, int]]] = Counter()
+
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         user = self.scope.get("user")
         self.user = user if user is not None and user.is_authenticated else None
         self.last_seq = 0
         self.connection_id = uuid.uuid4().hex
-        # The last version this client has (None until the snapshot), and messages
-        # that arrived ahead of a missing one, by version.
+        self.bucket = TokenBucket(capacity=self.rate_burst, rate=self.rate_per_second)
+        self.counted = False
+        # The last version this client has (None until the snapshot), messages that
+        # arrived ahead of a missing one, by version, and the version being waited for.
         self.version: int | None = None
         self.early: dict[int, dict[str, Any]] = {}
         self.reorder_timer: asyncio.TimerHandle | None = None
+        self.waiting_for: int | None = None
+        try:
+            await self._connect()
+        except Exception:
+            logger.exception("table %s: connecting failed", self.table_id)
+            await self.close(code=1013)  # try again later
+
+    async def _connect(self) -> None:
         if not await database_sync_to_async(Table.objects.filter(pk=self.table_id).exists)():
             await self.close(code=4404)
             return
         await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
         await self.accept()
+        if self.user is not None:
+            self.open_sockets[(self.table_id, self.user.id)] += 1
+            self.counted = True
         await self.send_snapshot()
         if self.user is not None:
-            await database_sync_to_async(play.seat_reconnected)(
-                table_id=self.table_id, user=self.user
-            )
+            try:
+                await database_sync_to_async(play.seat_reconnected)(
+                    table_id=self.table_id, user=self.user
+                )
+            except Exception:  # the connection works without the bonus: keep it
+                logger.exception("table %s: the reconnect bonus failed", self.table_id)
 
     async def disconnect(self, code: int) -> None:
-        if getattr(self, "reorder_timer", None) is not None:
-            self.reorder_timer.cancel()
-        await self.channel_layer.group_discard(table_group(self.table_id), self.channel_name)
+        self._stop_waiting()
+        if not hasattr(self, "table_id"):
+            return
+        try:
+            await self.channel_layer.group_discard(table_group(self.table_id), self.channel_name)
+        except Exception:
+            logger.exception("table %s: leaving the group failed", self.table_id)
+        if not getattr(self, "counted", False) or self.user is None:
+            return
+        self.counted = False
+        key = (self.table_id, self.user.id)
+        self.open_sockets[key] -= 1
+        if self.open_sockets[key] > 0:
+            return  # another socket of theirs is open here: nothing dropped
+        del self.open_sockets[key]
+        try:
+            await database_sync_to_async(play.seat_disconnected)(
+                table_id=self.table_id, user=self.user
+            )
+        except Exception:
+            logger.exception("table %s: recording the drop of %s failed", self.table_id, key[1])
 
     async def send_snapshot(self) -> None:
         snapshot = await database_sync_to_async(self._snapshot)()
@@ -111,29 +203,68 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         return table_snapshot(table=table, user=self.user)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        try:
-            content = json.loads(text_data or "")
-        except ValueError:
-            await self.send_json(
-                {"type": "error", "seq": None, "code": "malformed", "message": "Send JSON."}
+        """One frame: exactly one answer, whatever it holds; the socket stays open."""
+        content: Any = None
+        problem: CommandError | None = None
+        if text_data is None:
+            problem = CommandError("malformed", "Send commands as JSON text frames.")
+        elif len(text_data) > MAX_FRAME_CHARS:
+            problem = CommandError(
+                "frame_too_large", f"A command is at most {MAX_FRAME_CHARS} characters."
             )
-            return
-        await self.receive_json(content)
+        else:
+            try:
+                content = json.loads(text_data)
+            except (ValueError, RecursionError):  # RecursionError: "[" nested 100,000 deep
+                problem = CommandError("malformed", "Send JSON.")
+        seq = content.get("seq") if isinstance(content, dict) else None
+        if type(seq) is not int:
+            seq = None
+        if not self.bucket.take(time.monotonic()):
+            await self._send_error(
+                seq,
+                "rate_limited",
+                f"Too many commands: at most {self.rate_burst:g} at once and "
+                f"{self.rate_per_second:g} a second. This one was not carried out; "
+                "send it again in a moment.",
+            )
+        elif problem is not None:
+            await self._send_error(seq, problem.code, problem.message)
+        else:
+            await self.receive_json(content)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         seq = content.get("seq") if isinstance(content, dict) else None
         try:
             await self._command(content)
-        except CommandError as exc:
-            await self.send_json(
-                {"type": "error", "seq": seq, "code": exc.code, "message": exc.message}
+        except (CommandError, TableError) as exc:
+            await self._send_error(seq, exc.code, exc.message)
+        except DataError:
+            # A value the database cannot hold that the checks here let through.
+            logger.warning("table %s: the database refused a value in %r", self.table_id, content)
+            await self._send_error(
+                seq, "malformed", "A field's value cannot be stored (out of range, or a NUL)."
             )
-        except TableError as exc:
-            await self.send_json(
-                {"type": "error", "seq": seq, "code": exc.code, "message": exc.message}
+        except Exception:
+            # The database or Redis failed (or a bug): the command may have been carried
+            # out, its events lost. Say so and keep the connection.
+            logger.exception(
+                "table %s: command %r of user %s failed",
+                self.table_id,
+                content.get("cmd") if isinstance(content, dict) else None,
+                self.user.id if self.user else None,
+            )
+            await self._send_error(
+                seq,
+                "server_error",
+                "The table could not answer that command (a server fault); it may or may "
+                "not have been carried out. Ask for a snapshot and decide again.",
             )
         else:
             await self.send_json({"type": "ack", "seq": seq})
+
+    async def _send_error(self, seq: Any, code: str, message: str) -> None:
+        await self.send_json({"type": "error", "seq": seq, "code": code, "message": message})
 
     async def _command(self, content: Any) -> None:
         if not isinstance(content, dict) or not isinstance(content.get("cmd"), str):
@@ -161,8 +292,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             if name not in content or content[name] is None:
                 continue
             value = content[name]
-            if type(value) is not kind:
-                raise CommandError("malformed", f'"{name}" must be a {kind.__name__}.')
+            _field_check(name, value, kind)
             kwargs[argument] = value
         if cmd in KEYED:
             # Namespaced by channel, user and command, so a client's key can never be one
@@ -194,15 +324,45 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         while self.version + 1 in self.early:
             self.version += 1
             await self.send_json(self.early.pop(self.version))
-        if self.early and self.reorder_timer is None:
-            loop = asyncio.get_running_loop()
-            self.reorder_timer = loop.call_later(
-                REORDER_WAIT, lambda: asyncio.ensure_future(self._give_up_waiting())
-            )
+        # The wait is for one missing version, from when it became the one missing:
+        # when it arrives and a later one is missing instead, the clock starts again.
+        missing = self.version + 1 if self.early else None
+        if missing != self.waiting_for:
+            self._stop_waiting()
+            if missing is not None:
+                self.waiting_for = missing
+                loop = asyncio.get_running_loop()
+                self.reorder_timer = loop.call_later(
+                    REORDER_WAIT,
+                    lambda: asyncio.ensure_future(self._give_up_waiting(missing)),
+                )
 
-    async def _give_up_waiting(self) -> None:
-        """The missing message is lost: pass on the rest; the client will resync."""
+    def _stop_waiting(self) -> None:
+        timer = getattr(self, "reorder_timer", None)
+        if timer is not None:
+            timer.cancel()
         self.reorder_timer = None
-        for version in sorted(self.early):
-            self.version = version
-            await self.send_json(self.early.pop(version))
+        self.waiting_for = None
+
+    async def _give_up_waiting(self, missing: int) -> None:
+        """`missing` is lost: pass on the rest; the client sees the gap and resyncs."""
+        if self.waiting_for != missing:
+            return  # it arrived (or a snapshot came) after the timer had fired
+        self.reorder_timer = None
+        self.waiting_for = None
+        try:
+            for version in sorted(self.early):
+                self.version = version
+                await self.send_json(self.early.pop(version))
+        except Exception:  # a task of its own: nobody else would see it fail
+            logger.exception("table %s: passing on held messages failed", self.table_id)
+
+
+def _field_check(name: str, value: Any, kind: type) -> None:
+    """A command field of the right JSON type, and within what the room can store."""
+    if type(value) is not kind:
+        raise CommandError("malformed", f'"{name}" must be a {kind.__name__}.')
+    if kind is int and not -MAX_INT <= value <= MAX_INT:
+        raise CommandError("malformed", f'"{name}" is out of range.')
+    if kind is str and len(value) > MAX_TEXT_CHARS:
+        raise CommandError("malformed", f'"{name}" is at most {MAX_TEXT_CHARS} characters.')

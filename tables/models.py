@@ -191,6 +191,12 @@ class Seat(models.Model):
     # A ticked advance action (fold, check, check_fold, call, bet_raise) waiting for the
     # player's turn, with the situation it was ticked in (see services/advance.py).
     advance = models.JSONField(null=True, blank=True)
+    # The player's last connection to the table closed (no other socket of theirs open on
+    # that server process) at `dropped_at`, during their own turn `dropped_turn` (the
+    # hand's `turn_version`) if it was theirs. The reconnect bonus is for that turn only;
+    # their next connection clears both (services/play.py seat_disconnected/_reconnected).
+    dropped_at = models.DateTimeField(null=True, blank=True)
+    dropped_turn = models.PositiveIntegerField(null=True, blank=True)
     sat_down_at = models.DateTimeField(auto_now_add=True)
     # The buy-in that made this seat: a retried sit request (same idempotency key) finds
     # its seat through it and is answered as the first time, never seated twice.

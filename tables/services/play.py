@@ -1,8 +1,10 @@
 """Playing commands: act on one's turn, the timeout of a turn, the reconnect bonus.
 
 `hand_act` is the player's decision; `turn_timeout` is what a Celery task (or the beat
-sweeper) runs when the turn's deadline passed; `seat_reconnected` gives a player whose
-connection came back during their own turn the reconnect bonus, once per decision.
+sweeper) runs when the turn's deadline passed; `seat_disconnected` records that a player's
+last connection to the table closed (and whether it was during their own turn), and
+`seat_reconnected` gives a player whose connection dropped during their own turn and came
+back before it ended the reconnect bonus, once per decision (RULES §5).
 """
 
 from datetime import timedelta
@@ -49,6 +51,9 @@ def hand_act(
     hand = hand_in_progress(table=table)
     if hand is None:
         raise NotYourTurn("No hand is being played at this table.")
+    # First: a retried act whose turn has passed (its answer was lost) is told so.
+    if turn is not None and turn != hand.turn_version:
+        raise StaleCommand("That action was for an earlier turn; the table has moved on.")
     seats = table_seats(table=table)
     seat = next((s for s in seats if s.player_id == user.id), None)
     if seat is None:
@@ -58,8 +63,6 @@ def hand_act(
         hand=hand, seat=seat.number, user_id=user.id
     ):
         raise NotYourTurn("It is not your turn.")
-    if turn is not None and turn != hand.turn_version:
-        raise StaleCommand("That action was for an earlier turn; the table has moved on.")
     action = _action_build(seat=seat.number, kind=kind, amount=amount)
     try:
         events = apply_in_place(state, action)
@@ -119,15 +122,33 @@ def turn_timeout(*, table_id: int, hand_id: int, turn: int) -> bool:
 
 @table_command
 def seat_reconnected(*, table_id: int, user: User) -> bool:
-    """Grant the reconnect bonus if it is this player's turn (finer point 10)."""
+    """Grant the reconnect bonus if this player's connection dropped during this very turn,
+    their own (RULES §5, finer point 10). Any recorded drop is forgotten: they are back.
+
+    A drop is what `seat_disconnected` recorded; a second tab opened while the first is
+    still connected finds none, and gets no bonus.
+    """
     table = table_lock(table_id=table_id)
-    hand: Hand | None = hand_in_progress(table=table)
-    if hand is None or hand.turn_bonus_used or hand.turn_deadline is None:
-        return False
     seats = table_seats(table=table)
-    state = HandState.from_dict(hand.state)
     seat = next((s for s in seats if s.player_id == user.id), None)
-    if seat is None or state.actor != seat.number:
+    if seat is None:
+        return False
+    dropped_turn = seat.dropped_turn
+    if seat.dropped_at is not None or dropped_turn is not None:
+        seat.dropped_at = None
+        seat.dropped_turn = None
+        seat.save(update_fields=["dropped_at", "dropped_turn"])
+    hand: Hand | None = hand_in_progress(table=table)
+    if (
+        hand is None
+        or hand.turn_bonus_used
+        or hand.turn_deadline is None
+        or dropped_turn is None
+        or dropped_turn != hand.turn_version
+    ):
+        return False
+    state = HandState.from_dict(hand.state)
+    if state.actor != seat.number:
         return False
     hand.turn_bonus_used = True
     hand.turn_deadline += timedelta(seconds=table.reconnect_bonus_seconds)
@@ -136,3 +157,28 @@ def seat_reconnected(*, table_id: int, user: User) -> bool:
     turn_announce(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
     recorder.save()
     return True
+
+
+@table_command
+def seat_disconnected(*, table_id: int, user: User) -> bool:
+    """The player's last connection to this table closed: record the drop, and the turn
+    it happened in when that turn was theirs. Returns True when it was their turn.
+
+    The consumer calls it when no other socket of the player is open on its process
+    (connections cannot be counted reliably across processes; docs/protocol.md).
+    Nothing to record for a viewer who is not seated.
+    """
+    table = table_lock(table_id=table_id)
+    seat = Seat.objects.filter(table=table, player=user).first()
+    if seat is None:
+        return False
+    turn: int | None = None
+    hand: Hand | None = hand_in_progress(table=table)
+    if hand is not None and hand.turn_deadline is not None:
+        state = HandState.from_dict(hand.state)
+        if not state.over and state.actor == seat.number:
+            turn = hand.turn_version
+    seat.dropped_at = timezone.now()
+    seat.dropped_turn = turn
+    seat.save(update_fields=["dropped_at", "dropped_turn"])
+    return turn is not None

@@ -284,8 +284,11 @@ def test_the_reconnect_bonus_is_granted_once_per_decision(table):
     actor = users_at(table)[state.actor]
     other = bob if actor == alice else alice
     before = hand.turn_deadline
+    for user in (other, actor):  # both dropped; only the actor's drop was on their turn
+        play.seat_disconnected(table_id=table.id, user=user)
     assert not play.seat_reconnected(table_id=table.id, user=other)
     assert play.seat_reconnected(table_id=table.id, user=actor)
+    play.seat_disconnected(table_id=table.id, user=actor)
     assert not play.seat_reconnected(table_id=table.id, user=actor)
     hand.refresh_from_db()
     assert (hand.turn_deadline - before).total_seconds() == table.reconnect_bonus_seconds

@@ -9,8 +9,12 @@
  * arrives. Commands carry an increasing `seq` per connection and are answered with
  * `ack` or `error` for that `seq`: `send()` returns a promise of that answer.
  * A dropped connection reconnects by itself with exponential backoff (1 s … 15 s) and
- * starts again from the fresh snapshot.
+ * starts again from the fresh snapshot. A `server_error` answer (the room's database or
+ * Redis failed) may hide a command carried out with its events lost: we resynchronise,
+ * retrying the snapshot every second while the room cannot answer it.
  */
+
+const RESYNC_RETRY_MS = 1000;
 
 const BACKOFF_SECONDS = [1, 2, 4, 8, 15];
 
@@ -82,6 +86,7 @@ export class TableSocket {
       } else if (msg.type === "error") {
         this.on.error(msg);
       }
+      if (msg.code === "server_error" && !this.resyncing) this.resync();
       return;
     }
     if (msg.type === "snapshot") {
@@ -106,8 +111,15 @@ export class TableSocket {
   resync() {
     this.resyncing = true;
     this.on.status("resyncing", {});
+    const ws = this.ws;
     this.send("snapshot").then((answer) => {
-      if (answer.type === "error") this.on.error(answer);
+      if (answer.type !== "error") return;
+      if (answer.code === "server_error" || answer.code === "rate_limited") {
+        // The room cannot answer yet: ask again shortly, on this same connection.
+        setTimeout(() => { if (this.ws === ws && this.resyncing) this.resync(); }, RESYNC_RETRY_MS);
+        return;
+      }
+      this.on.error(answer);
     });
   }
 
