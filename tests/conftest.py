@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.management.base import CommandError
 from django.db import OperationalError
 from django.test import TransactionTestCase
 
@@ -34,8 +35,10 @@ def _flush_retrying(self: TransactionTestCase) -> None:
         try:
             _flush(self)
             return
-        except OperationalError as exc:
-            if "deadlock detected" not in str(exc) or attempt == 4:
+        except (OperationalError, CommandError) as exc:
+            # flush wraps the database's error in a CommandError of its own.
+            deadlock = "deadlock detected" in f"{exc} {exc.__cause__}"
+            if not deadlock or attempt == 4:
                 raise
             time.sleep(0.2 * (attempt + 1))
 
