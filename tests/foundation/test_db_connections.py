@@ -29,7 +29,7 @@ POOL_MAX = 4
 REQUESTS = 500
 
 
-def test_database_name() -> str:
+def suite_database_name() -> str:
     return settings.DATABASES["default"]["NAME"]
 
 
@@ -39,7 +39,7 @@ def connections_of(application_name: str) -> int:
     with psycopg.connect(maintenance, autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND application_name = %s",
-            [test_database_name(), application_name],
+            [suite_database_name(), application_name],
         ).fetchone()
     return row[0]
 
