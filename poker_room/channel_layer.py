@@ -15,6 +15,11 @@ dies stops refreshing, and its channels leave their groups within `group_expiry`
 
 Memberships added from a short-lived event loop (`async_to_sync` in a sync consumer or
 a test) are refreshed while some loop of this process still runs the refresher.
+
+Redis restarts: `receive` does not raise when Redis goes away (which closed every table
+socket with 1011); it waits with backoff until Redis answers again, re-adds the channel
+to its groups at once (a restarted Redis may have lost them), and goes on receiving. The
+client sees a gap in the stream at the next message and resyncs from a snapshot.
 """
 
 import asyncio
@@ -24,8 +29,16 @@ from collections import defaultdict
 from typing import Any
 
 from channels_redis.core import RedisChannelLayer
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 logger = logging.getLogger(__name__)
+
+# What Redis being down, restarting or loading its data looks like from here.
+REDIS_DOWN_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
+# Seconds between attempts while Redis is down: doubling from the first to the last.
+RECEIVE_RETRY_FIRST = 0.5
+RECEIVE_RETRY_MAX = 5.0
 
 
 class RefreshingRedisChannelLayer(RedisChannelLayer):
@@ -53,6 +66,29 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
                 del self.memberships[group]
         await super().group_discard(group, channel)
 
+    async def receive(self, channel: str) -> dict[str, Any]:
+        failures = 0
+        while True:
+            if failures:
+                await asyncio.sleep(
+                    min(RECEIVE_RETRY_MAX, RECEIVE_RETRY_FIRST * 2 ** (failures - 1))
+                )
+                try:
+                    # Back: rejoin this channel's groups before waiting for their messages.
+                    await self.groups_refresh(channel=channel)
+                except REDIS_DOWN_ERRORS:
+                    failures += 1
+                    continue
+                logger.info("channel layer: Redis is back for %s", channel)
+            try:
+                return await super().receive(channel)
+            except REDIS_DOWN_ERRORS as exc:
+                if not failures:
+                    logger.warning(
+                        "channel layer: Redis unavailable (%r); %s waits for it", exc, channel
+                    )
+                failures += 1
+
     async def flush(self) -> None:
         self.memberships.clear()
         await super().flush()
@@ -74,10 +110,12 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
             except Exception as exc:  # Redis down: try again at the next tick
                 logger.warning("channel layer: group refresh failed: %r", exc)
 
-    async def groups_refresh(self) -> None:
-        """Re-add this process's channels to their groups: they stay for group_expiry."""
+    async def groups_refresh(self, *, channel: str | None = None) -> None:
+        """Re-add this process's channels (or this one) to their groups: they stay there
+        for group_expiry from now."""
         now = time.time()
-        for group, channels in list(self.memberships.items()):
+        for group, members in list(self.memberships.items()):
+            channels = members if channel is None else members & {channel}
             if not channels:
                 continue
             group_key = self._group_key(group)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from poker_room.env import (
     DEFAULT_DATABASE_URL,
@@ -121,7 +122,15 @@ CHANNEL_LAYERS = {
         # channels-redis waits for messages in 5 s blocking reads, and redis-py 8 gives
         # up on a read after 5 s by default: idle sockets would close. Wait longer.
         "CONFIG": {
-            "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+            # After a Redis restart every pooled connection is dead: retry a command once
+            # on a fresh one instead of failing it (a consumer's group_add, a broadcast).
+            "hosts": [
+                {
+                    "address": REDIS_URL,
+                    "socket_timeout": 30,
+                    "retry_on_error": [RedisConnectionError],
+                }
+            ],
             "prefix": "poker_room",
             # A channel whose process died stays in its table's group until the group
             # entry expires; every message to it is then dropped and logged as "over

@@ -5,10 +5,11 @@ the cache made every DRF endpoint answer 500 while Redis was down; a Redis resta
 the Celery worker (kombu 5.7: "Unrecoverable error: AttributeError('NoneType' object has
 no attribute 'hostname')" right after "Restoring N unacknowledged message(s)").
 
-The worker test runs a PRIVATE redis-server on a free port: the machine's shared Redis is
+The worker and socket tests run a PRIVATE redis-server on a free port: the machine's shared Redis is
 never restarted.
 """
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -18,13 +19,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 from rest_framework.test import APIClient
 
 from cashier.selectors import wallet_balance
 from cashier.services import deposit_create
+from poker_room.routing import websocket_urlpatterns
+from tables.events import table_group
 from tests.conftest import free_port, room_process, wait_until_up
-from tests.factories import UserFactory
+from tests.factories import TableFactory, UserFactory
 
 DEAD_CACHE = {
     "default": {
@@ -209,3 +216,45 @@ def test_the_celery_worker_survives_a_redis_restart(private_redis, settings, mon
         assert worker.poll() is None, text[-3000:]
         assert "Unrecoverable error" not in text
         assert f"[{after}] succeeded" in text
+
+
+# --- a table socket rides through a Redis restart --------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_table_socket_stays_open_through_a_redis_restart_and_gets_new_messages(
+    private_redis, settings
+):
+    """The consumer's channel layer waited on Redis, which went away: the socket used to
+    close with 1011. Now it stays open, rejoins its table's group when Redis is back (a
+    restarted Redis has lost the groups), and gets the next table message."""
+    room = settings.CHANNEL_LAYERS["default"]
+    host = {**room["CONFIG"]["hosts"][0], "address": private_redis.url}
+    settings.CHANNEL_LAYERS = {
+        "default": {**room, "CONFIG": {**room["CONFIG"], "hosts": [host], "prefix": "restart"}}
+    }
+    layer = get_channel_layer()
+    table = await database_sync_to_async(TableFactory)()
+    group = table_group(table.id)
+    socket = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table.id}/")
+    connected, _ = await socket.connect()
+    assert connected
+    snapshot = await socket.receive_json_from(timeout=5)
+
+    await asyncio.to_thread(private_redis.stop)
+    await asyncio.sleep(2)  # the consumer's receive meets the dead Redis meanwhile
+    assert await socket.receive_nothing(timeout=0.5)  # no close, no error
+    await asyncio.to_thread(private_redis.start)
+
+    group_key = layer._group_key(group)
+    redis = layer.connection(layer.consistent_hash(group))
+    async with asyncio.timeout(30):
+        while not await redis.zrange(group_key, 0, -1):
+            await asyncio.sleep(0.2)  # the consumer rejoins its group when Redis is back
+    await layer.group_send(
+        group,
+        {"type": "table.message", "version": snapshot["v"] + 1, "public": {"type": "ping"},
+         "private": {}},
+    )  # fmt: skip
+    assert await socket.receive_json_from(timeout=10) == {"v": snapshot["v"] + 1, "type": "ping"}
+    await socket.disconnect()
