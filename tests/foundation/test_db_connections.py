@@ -6,10 +6,15 @@ idle connections, and with PostgreSQL's default max_connections (100) the room a
 timers went down with "too many clients". Now each process draws from a psycopg pool of
 at most DB_POOL_MAX connections and lets no more requests into Django at once than the
 pool serves (poker_room.http_limit); a request that cannot get a connection in time is a
-JSON 503, not a hang.
+JSON 503, not a hang. Celery's prefork children close the pool after each task (celery's
+Django fix-up; tests/foundation/test_redis_outage.py runs tasks in one), and management
+commands use it as any process does.
 """
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -22,7 +27,7 @@ from django.db import connection
 from psycopg_pool import PoolTimeout
 from rest_framework.test import APIClient
 
-from tests.conftest import answers, database_url_for, free_port, room_process, wait_until_up
+from tests.conftest import ROOT, answers, database_url_for, free_port, room_process, wait_until_up
 from tests.factories import TableFactory, UserFactory
 
 POOL_MAX = 4
@@ -148,3 +153,20 @@ def test_a_request_that_gets_no_connection_in_time_is_a_json_503():
         assert response.status_code == 503, response.content
         assert response["Retry-After"] == "5"
         assert response.json()["code"] == "busy"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_management_command_runs_on_the_pool():
+    """Commands open the pool like any process (one connection) and exit cleanly."""
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
+    env["DATABASE_URL"] = database_url_for(settings.DATABASES["default"])
+    result = subprocess.run(
+        [sys.executable, "manage.py", "audit_ledger"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
