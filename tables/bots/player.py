@@ -212,6 +212,7 @@ class Bot:
         self.leave_unsure = False
         self.books_unsure = False
         self.ws_got_snapshot = False
+        self.back_from_away = False  # the connection being opened follows a room restart
         # Money: the wallet at the start, what went to the table, what was deposited later.
         self.wallet_start = 0
         self.money_in = 0
@@ -245,6 +246,7 @@ class Bot:
                     self.report.reconnects += 1
                 first = False
                 try:
+                    self.back_from_away = away_since is not None
                     await self._connection()
                     away_since, attempt = None, 0
                 except (websockets.WebSocketException, RoomWentAway, OSError) as exc:
@@ -471,6 +473,10 @@ class Bot:
         self.occupied = {s["seat"] for s in snapshot["seats"]}
         self.table_seats = table["seats"]
         hand = snapshot["hand"]
+        # One hand at a time per table: every hand seen started but the one in progress
+        # has ended, even if its `hand_ended` went while we were away (a room restart).
+        current = hand["id"] if hand is not None and not hand["is_over"] else None
+        self.run_.ended.update(h for h in self.run_.started if h != current)
         if hand is not None and not hand["is_over"]:
             self.hand = hand["id"]
             self.run_.started.add(hand["id"])
@@ -490,7 +496,13 @@ class Bot:
         for message in replay:
             await self.on_frame(message)
         if hand is not None and hand["legal_actions"] and hand["actor"] == self.seat:
-            await self.on_my_turn(hand["id"], hand["turn"], hand["legal_actions"], spoil=False)
+            # Back after the room went away, the turn may be about to time out (or have
+            # timed out since the snapshot): a refusal as late is then no fault.
+            late = frozenset({"stale", "not_your_turn"}) if self.back_from_away else frozenset()
+            await self.on_my_turn(
+                hand["id"], hand["turn"], hand["legal_actions"], spoil=False, expected=late
+            )
+        self.back_from_away = False
         await self.after_change()
 
     async def on_answer(self, answer: dict[str, Any]) -> None:
@@ -550,7 +562,13 @@ class Bot:
     # -- deciding --------------------------------------------------------------------------
 
     async def on_my_turn(
-        self, hand: int, turn: int, legal: dict[str, Any], *, spoil: bool = True
+        self,
+        hand: int,
+        turn: int,
+        legal: dict[str, Any],
+        *,
+        spoil: bool = True,
+        expected: frozenset[str] = frozenset(),
     ) -> None:
         """Act on this turn, once; `spoil`: a misbehaving role may misbehave here."""
         if (hand, turn) in self.answered:
@@ -582,7 +600,7 @@ class Bot:
                 return
         self.slept_last_turn = False
         decision = choose_action(legal, rng=self.rng, profile=self.spec.profile)
-        await self.send(decision.command(turn=turn))
+        await self.send(decision.command(turn=turn), expected=expected)
 
     async def _late_act(self, hand: int, turn: int, legal: dict[str, Any]) -> None:
         """Act after the clock ran out: the room must refuse it (or take it, if the
