@@ -14,13 +14,20 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 
+from poker_room.http_limit import HttpConcurrencyLimit  # noqa: E402
 from poker_room.routing import websocket_urlpatterns  # noqa: E402
 from poker_room.websocket_origin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # No more requests in Django at once than the database pool can serve.
+        "http": HttpConcurrencyLimit(
+            django_asgi_app,
+            limit=settings.HTTP_CONCURRENCY,
+            queue_timeout=settings.HTTP_QUEUE_TIMEOUT,
+        ),
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

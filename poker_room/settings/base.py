@@ -10,6 +10,7 @@ from pathlib import Path
 import dj_database_url
 from celery.schedules import crontab
 from csp.constants import NONE, SELF
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from poker_room.env import (
     DEFAULT_DATABASE_URL,
@@ -60,6 +61,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so that it sees a view's exception first: JSON errors under /api/ and a 503
+    # for a database that cannot serve (a pool timeout), on every page.
+    "poker_room.api_errors.ApiErrorMiddleware",
 ]
 
 ROOT_URLCONF = "poker_room.urls"
@@ -82,7 +86,30 @@ TEMPLATES = [
 ]
 
 DATABASE_URL = env_str("DATABASE_URL", DEFAULT_DATABASE_URL)
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+# Connections come from a psycopg pool of at most DB_POOL_MAX per process (README,
+# "Database connections"): under daphne every HTTP request runs in a thread of its own, and
+# persistent per-thread connections (CONN_MAX_AGE) were never closed, so a burst of
+# requests used up PostgreSQL's max_connections. The pool needs CONN_MAX_AGE = 0 (Django
+# then hands the connection back to the pool at the end of each request). A request that
+# waits DB_POOL_TIMEOUT seconds for a connection gets a 503, not a hang
+# (poker_room.api_errors and poker_room.http_limit). poker_room.asgi lets no more HTTP
+# requests run at once than the pool can serve.
+DB_POOL_MIN = int(env_str("DB_POOL_MIN", "1"))
+DB_POOL_MAX = int(env_str("DB_POOL_MAX", "20"))
+DB_POOL_TIMEOUT = float(env_str("DB_POOL_TIMEOUT", "10"))
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # the pool checks a connection on loan
+DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+    "min_size": min(DB_POOL_MIN, DB_POOL_MAX),
+    "max_size": DB_POOL_MAX,
+    "timeout": DB_POOL_TIMEOUT,
+    # Connections above min_size idle for a minute are closed: a burst's are given back.
+    "max_idle": 60.0,
+}
+# HTTP requests inside Django at once per web process (poker_room.http_limit): one less
+# than the pool, whose last connection serves the WebSocket consumers' database thread.
+HTTP_CONCURRENCY = int(env_str("HTTP_CONCURRENCY", str(max(1, DB_POOL_MAX - 1))))
+HTTP_QUEUE_TIMEOUT = float(env_str("HTTP_QUEUE_TIMEOUT", "30"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", DEFAULT_REDIS_URL)
@@ -91,16 +118,39 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "poker_room",
+        # Only throttle counters and log-in limits live here: when Redis is down or
+        # unreachable, a request finds out in a second, not after the OS's TCP timeout
+        # (the throttles then let it through, poker_room.throttling).
+        "OPTIONS": {"socket_connect_timeout": 1.0, "socket_timeout": 1.0},
     }
 }
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "BACKEND": "poker_room.channel_layer.RefreshingRedisChannelLayer",
         # channels-redis waits for messages in 5 s blocking reads, and redis-py 8 gives
         # up on a read after 5 s by default: idle sockets would close. Wait longer.
         "CONFIG": {
-            "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+            # After a Redis restart every pooled connection is dead: retry a command once
+            # on a fresh one instead of failing it (a consumer's group_add, a broadcast).
+            "hosts": [
+                {
+                    "address": REDIS_URL,
+                    "socket_timeout": 30,
+                    "retry_on_error": [RedisConnectionError],
+                }
+            ],
             "prefix": "poker_room",
+            # A channel whose process died stays in its table's group until the group
+            # entry expires; every message to it is then dropped and logged as "over
+            # capacity". Entries expire after 5 minutes instead of 24 hours; the layer
+            # (poker_room.channel_layer) re-adds its own live members every minute.
+            "group_expiry": 300,
+            "group_refresh_interval": 60,
+            # A live consumer drains its channel at once: 100 waiting messages (several
+            # hands) means a stuck client, which then resyncs from a snapshot; a message
+            # nobody reads in 60 s is dropped.
+            "capacity": 100,
+            "expiry": 60,
         },
     }
 }
@@ -111,6 +161,20 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A Redis restart or outage must not stop the worker (honcho would then stop the whole
+# room): reconnect for as long as it takes. poker_room.broker fixes the crash kombu 5.7
+# had on the way there. A task running when the connection drops finishes (its work is
+# in PostgreSQL and every table task is idempotent); its ack is lost and it runs again.
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Fail fast on a dead Redis and probe idle broker sockets, so that a restart is
+    # noticed within seconds rather than at the next TCP timeout.
+    "socket_connect_timeout": 5,
+    "socket_keepalive": True,
+    "health_check_interval": 10,
+}
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "cashier-ledger-audit": {"task": "cashier.tasks.ledger_audit_task", "schedule": 3600.0},
@@ -198,10 +262,15 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The counters live in Redis; while it is down these let requests through (with a
+    # warning) so that the cashier and the histories, which need only PostgreSQL, answer.
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "poker_room.throttling.FailOpenAnonRateThrottle",
+        "poker_room.throttling.FailOpenUserRateThrottle",
     ],
+    # Every API error is JSON {"detail", "code"}, an unexpected exception too (in
+    # development as well: no HTML debug page under /api/).
+    "EXCEPTION_HANDLER": "poker_room.api_errors.api_exception_handler",
     # Scopes: the hand-history API (tables/api/throttles.py) falls back to "user".
     "DEFAULT_THROTTLE_RATES": {
         "anon": "60/min",

@@ -2,13 +2,14 @@
 
 The rates are `REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["hand_history"]` and
 ``["hand_export"]``; a settings module that does not name them (the test settings) gets
-the plain ``"user"`` rate.
+the plain ``"user"`` rate. Like the default throttles they let requests through while
+Redis (their counters' store) is down (poker_room.throttling).
 """
 
-from rest_framework.throttling import UserRateThrottle
+from poker_room.throttling import FailOpenUserRateThrottle
 
 
-class ScopedUserThrottle(UserRateThrottle):
+class ScopedUserThrottle(FailOpenUserRateThrottle):
     def get_rate(self) -> str | None:
         return self.THROTTLE_RATES.get(self.scope) or self.THROTTLE_RATES.get("user")
 

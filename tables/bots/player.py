@@ -21,6 +21,14 @@ gap with a snapshot.
 
 The bots of one table share a `TableRun`: it counts the table's hands and tells the bots
 when the run's hands have been started, so that they sit out and then leave.
+
+A room that restarts (its web process killed or redeployed) is ridden through as the
+browser does (static/js/table/socket.js): the connection is lost without an error close,
+new ones are refused for a while, and the bot reconnects with exponential backoff (1 s to
+15 s, jittered) for up to `RECONNECT_GIVE_UP` seconds, then goes on from the snapshot. A
+command whose answer was lost with the connection is settled from that snapshot (a `sit`
+is seen done or not; a `sit_out`, `sit_in` or `leave` is asked again if still needed).
+Closes with an error code (1011...) stay problems: they are the room's bugs, not restarts.
 """
 
 import asyncio
@@ -53,8 +61,14 @@ GAP_GRACE = 0.5
 # Wallet: deposit up to TARGET buy-ins when it holds less than LOW (buy-ins at the max).
 FUND_LOW_BUY_INS = 3
 FUND_TARGET_BUY_INS = 6
-# Connections the room may drop under one bot before it gives up.
+# Connections the room may drop under one bot (with an error close) before it gives up.
 MAX_SERVER_CLOSES = 5
+# Reconnecting after the room went away: delays as the browser's, and how long to try.
+BACKOFF_SECONDS = (1, 2, 4, 8, 15)
+RECONNECT_GIVE_UP = 90.0
+# Close codes of a server that is going away, not failing: going away, restart, try later.
+# A connection lost without a close frame (1006: the process died) counts the same.
+RESTART_CLOSE_CODES = frozenset({1001, 1012, 1013})
 # Unexpected errors kept verbatim in the report (the counts hold them all).
 PROBLEM_SAMPLES = 20
 
@@ -118,10 +132,28 @@ class Pending:
     expected: frozenset[str] = frozenset()
     on_ack: Callable[[], None] | None = None
     on_error: Callable[[str], None] | None = None
+    # The connection went before the answer came: settle what the command was for.
+    on_lost: Callable[[], None] | None = None
 
 
 class BotFailure(Exception):
     """Something that ends this bot's run (the report says what)."""
+
+
+class RoomWentAway(Exception):
+    """The room closed the connection without an error (shutting down or restarting)."""
+
+
+def room_went_away(exc: BaseException) -> bool:
+    """Whether `exc` means the room is restarting (reconnect later), not failing."""
+    if isinstance(exc, RoomWentAway | TimeoutError | OSError):
+        return True  # refused, reset, or no answer to the handshake in time
+    if isinstance(exc, websockets.ConnectionClosed):
+        return exc.rcvd is None or exc.rcvd.code in RESTART_CLOSE_CODES
+    if isinstance(exc, websockets.InvalidStatus):
+        return exc.response.status_code >= 500  # a proxy in front: 502/503 meanwhile
+    # The handshake was cut short (the server died while answering it).
+    return isinstance(exc, websockets.InvalidMessage)
 
 
 class Bot:
@@ -175,6 +207,12 @@ class Bot:
         self.leave_sent = False
         self.drop_connection = False
         self.done = False
+        # A `sit` (its buy-in) or a `top_up` whose answer was lost with a connection.
+        self.unsure_sit: int | None = None
+        self.leave_unsure = False
+        self.books_unsure = False
+        self.ws_got_snapshot = False
+        self.back_from_away = False  # the connection being opened follows a room restart
         # Money: the wallet at the start, what went to the table, what was deposited later.
         self.wallet_start = 0
         self.money_in = 0
@@ -192,21 +230,46 @@ class Bot:
             self.wallet_start = await self._fund()
             first = True
             drops = 0
+            away_since: float | None = None  # the room is restarting since then
+            attempt = 0
             while not self.done:
-                if not first:
+                if away_since is not None:
+                    if time.monotonic() - away_since > RECONNECT_GIVE_UP:
+                        raise BotFailure(f"the room stayed away for {RECONNECT_GIVE_UP:.0f} s")
+                    base = BACKOFF_SECONDS[min(attempt, len(BACKOFF_SECONDS) - 1)]
+                    attempt += 1
+                    await asyncio.sleep(base * self.rng.uniform(0.8, 1.2))
+                    self.report.reconnects += 1
+                elif not first:
                     # Come back a moment later, as a browser on a flaky network does.
                     await asyncio.sleep(self.rng.uniform(0.1, 0.5))
                     self.report.reconnects += 1
                 first = False
                 try:
+                    self.back_from_away = away_since is not None
                     await self._connection()
-                except websockets.ConnectionClosed as exc:
-                    # The room dropped us: a fault to report, but a client reconnects and
-                    # goes on from the snapshot (so that the bots still leave, chips home).
-                    drops += 1
-                    self.report.server_closes += 1
-                    self.problem(f"the room closed the connection ({exc})")
-                    if drops > MAX_SERVER_CLOSES:
+                    away_since, attempt = None, 0
+                except (websockets.WebSocketException, RoomWentAway, OSError) as exc:
+                    if self.ws_got_snapshot:
+                        away_since, attempt = None, 0  # it was up: a new absence starts
+                    if room_went_away(exc):
+                        # Restarting: come back with backoff, go on from the snapshot.
+                        if self.ws_got_snapshot:
+                            self.report.restarts_seen += 1
+                        else:
+                            self.report.connect_failures += 1
+                        if away_since is None:
+                            away_since = time.monotonic()
+                    elif isinstance(exc, websockets.ConnectionClosed):
+                        # The room dropped us with an error: a fault to report, but a
+                        # client reconnects and goes on from the snapshot (so that the
+                        # bots still leave, chips home).
+                        drops += 1
+                        self.report.server_closes += 1
+                        self.problem(f"the room closed the connection ({exc})")
+                        if drops > MAX_SERVER_CLOSES:
+                            raise
+                    else:
                         raise
                     # The answer to an act may be lost with it: decide again from the snapshot.
                     self.answered.clear()
@@ -228,9 +291,14 @@ class Bot:
         return balance
 
     async def _connection(self) -> None:
-        """One WebSocket connection: from its snapshot until done or a deliberate drop."""
+        """One WebSocket connection: from its snapshot until done or a deliberate drop.
+
+        Raises when the room closed it or could not be reached (`ws_got_snapshot` then
+        says whether it had been connected).
+        """
         headers = {"Cookie": self.session.cookie_header()}
         self.drop_connection = False
+        self.ws_got_snapshot = False
         self.resyncing_since = None
         self.held.clear()
         self.early.clear()
@@ -252,20 +320,26 @@ class Bot:
                         break
                 else:
                     if not self.done:
-                        raise BotFailure("the room closed the connection normally")
+                        # A normal close we did not ask for: the server is shutting down.
+                        raise RoomWentAway(f"closed by the room ({ws.close_code})")
             finally:
                 self.ws = None
                 if self.gap_timer is not None:
                     self.gap_timer.cancel()
                     self.gap_timer = None
-                lost = [p.cmd for p in self.pending.values()]
+                lost = list(self.pending.values())
                 self.pending.clear()
-                if lost:
-                    self.problem(f"answers lost with the connection: {lost}")
+                self.report.answers_lost += len(lost)
+                for pending in lost:
+                    if pending.on_lost is not None:
+                        pending.on_lost()
 
     async def _wallet_check(self) -> None:
         """After leaving, the wallet holds what it had, less buy-ins, plus the stack."""
         if not self.sit_sent:
+            return
+        if self.books_unsure:
+            self.report.books_unverified += 1  # the ledger audit still checks every chip
             return
         balance = await asyncio.to_thread(self.session.wallet_balance)
         expected = self.wallet_start + self.deposited - self.money_in + self.stack
@@ -285,13 +359,19 @@ class Bot:
         expected: frozenset[str] = frozenset(),
         on_ack: Callable[[], None] | None = None,
         on_error: Callable[[str], None] | None = None,
+        on_lost: Callable[[], None] | None = None,
     ) -> None:
         if self.ws is None:
             return
         self.seq += 1
         frame = {**body, "seq": self.seq}
         self.pending[self.seq] = Pending(
-            body["cmd"], time.perf_counter(), expected, on_ack=on_ack, on_error=on_error
+            body["cmd"],
+            time.perf_counter(),
+            expected,
+            on_ack=on_ack,
+            on_error=on_error,
+            on_lost=on_lost,
         )
         if self.trace:
             self.trace(self.name, "send", frame)
@@ -363,12 +443,25 @@ class Bot:
         await self.send({"cmd": "snapshot"})
 
     async def on_snapshot(self, snapshot: dict[str, Any]) -> None:
+        self.ws_got_snapshot = True
         self.version = snapshot["v"]
         self.run_.last_progress = time.monotonic()
         table = snapshot["table"]
         self.stake = table["stake"]
         self.timers = (table["action_seconds"], table["time_bank_seconds"])
         you = snapshot["you"]
+        if self.leave_unsure:
+            # A `leave` whose answer was lost: still seated means it did not happen.
+            self.leave_unsure = False
+            if you is not None:
+                self.leave_sent = False
+        if self.unsure_sit is not None:
+            # A `sit` whose answer was lost: the snapshot shows whether it happened.
+            if you is not None:
+                self.money_in += self.unsure_sit
+            else:
+                self.sit_sent = False  # it did not: `after_change` sits again
+            self.unsure_sit = None
         if you is not None:
             self.seat, self.status, self.stack = you["seat"], you["status"], you["stack"]
         elif self.seat is not None:
@@ -380,6 +473,10 @@ class Bot:
         self.occupied = {s["seat"] for s in snapshot["seats"]}
         self.table_seats = table["seats"]
         hand = snapshot["hand"]
+        # One hand at a time per table: every hand seen started but the one in progress
+        # has ended, even if its `hand_ended` went while we were away (a room restart).
+        current = hand["id"] if hand is not None and not hand["is_over"] else None
+        self.run_.ended.update(h for h in self.run_.started if h != current)
         if hand is not None and not hand["is_over"]:
             self.hand = hand["id"]
             self.run_.started.add(hand["id"])
@@ -399,7 +496,13 @@ class Bot:
         for message in replay:
             await self.on_frame(message)
         if hand is not None and hand["legal_actions"] and hand["actor"] == self.seat:
-            await self.on_my_turn(hand["id"], hand["turn"], hand["legal_actions"], spoil=False)
+            # Back after the room went away, the turn may be about to time out (or have
+            # timed out since the snapshot): a refusal as late is then no fault.
+            late = frozenset({"stale", "not_your_turn"}) if self.back_from_away else frozenset()
+            await self.on_my_turn(
+                hand["id"], hand["turn"], hand["legal_actions"], spoil=False, expected=late
+            )
+        self.back_from_away = False
         await self.after_change()
 
     async def on_answer(self, answer: dict[str, Any]) -> None:
@@ -459,7 +562,13 @@ class Bot:
     # -- deciding --------------------------------------------------------------------------
 
     async def on_my_turn(
-        self, hand: int, turn: int, legal: dict[str, Any], *, spoil: bool = True
+        self,
+        hand: int,
+        turn: int,
+        legal: dict[str, Any],
+        *,
+        spoil: bool = True,
+        expected: frozenset[str] = frozenset(),
     ) -> None:
         """Act on this turn, once; `spoil`: a misbehaving role may misbehave here."""
         if (hand, turn) in self.answered:
@@ -491,7 +600,7 @@ class Bot:
                 return
         self.slept_last_turn = False
         decision = choose_action(legal, rng=self.rng, profile=self.spec.profile)
-        await self.send(decision.command(turn=turn))
+        await self.send(decision.command(turn=turn), expected=expected)
 
     async def _late_act(self, hand: int, turn: int, legal: dict[str, Any]) -> None:
         """Act after the clock ran out: the room must refuse it (or take it, if the
@@ -530,10 +639,10 @@ class Bot:
                 return
             if self.status == "sitting_out":
                 self.leave_sent = True
-                await self.send({"cmd": "leave"})
+                await self.send({"cmd": "leave"}, on_lost=self._leave_lost)
             elif not self.sit_out_sent:
                 self.sit_out_sent = True
-                await self.send({"cmd": "sit_out"})
+                await self.send({"cmd": "sit_out"}, on_lost=self._sit_out_lost)
             return
         if self.status == "sitting_out" and not self.rejoin_pending:
             await self.rejoin()
@@ -567,12 +676,32 @@ class Bot:
             else:
                 self.done = True
 
+        def lost() -> None:
+            self.unsure_sit = amount  # settled by the next snapshot
+
         await self.send(
             {"cmd": "sit", "seat": seat, "buy_in": amount, "post_big_blind": True},
             expected=frozenset() if retry else frozenset({"buy_in_out_of_range"}),
             on_ack=sat,
             on_error=refused,
+            on_lost=lost,
         )
+
+    # What to do when a command's answer was lost with the connection: ask again if the
+    # next snapshot shows it still needed (a repeated sit_out, sit_in or leave is harmless).
+    def _leave_lost(self) -> None:
+        self.leave_unsure = True  # settled by the next snapshot
+
+    def _sit_out_lost(self) -> None:
+        self.sit_out_sent = False
+
+    def _rejoin_lost(self) -> None:
+        self.rejoin_pending = False
+
+    def _top_up_lost(self) -> None:
+        self.rejoin_pending = False
+        # It may or may not have moved chips: this bot's books cannot say.
+        self.books_unsure = True
 
     async def rejoin(self) -> None:
         """Sat out (busted, or timed out twice): top up if short, then sit back in."""
@@ -588,5 +717,7 @@ class Bot:
             def topped_up() -> None:
                 self.money_in += amount
 
-            await self.send({"cmd": "top_up", "amount": amount}, on_ack=topped_up)
-        await self.send({"cmd": "sit_in", "post_big_blind": True})
+            await self.send(
+                {"cmd": "top_up", "amount": amount}, on_ack=topped_up, on_lost=self._top_up_lost
+            )
+        await self.send({"cmd": "sit_in", "post_big_blind": True}, on_lost=self._rejoin_lost)

@@ -47,6 +47,13 @@ class BotReport:
     errors_expected: Counter[str] = field(default_factory=Counter)
     reconnects: int = 0
     server_closes: int = 0
+    # The room went away (restart, crash) and came back: connections lost with it,
+    # connection attempts it refused meanwhile, commands whose answer was lost, and bots
+    # whose wallet could not be checked exactly (a top-up's answer was lost).
+    restarts_seen: int = 0
+    connect_failures: int = 0
+    answers_lost: int = 0
+    books_unverified: int = 0
     gaps: int = 0
     reordered: int = 0
     resyncs: int = 0
@@ -86,7 +93,9 @@ class BotReport:
             f"{self.actions / per_second:.1f} actions/s, {self.hands / per_second:.2f} hands/s",
             f"timeouts seen {sum(t.timeouts for t in self.tables)} "
             f"(deliberate {self.deliberate_timeouts}), reconnects {self.reconnects} "
-            f"(after the room dropped us: {self.server_closes}), "
+            f"(after the room dropped us: {self.server_closes}; it went away "
+            f"{self.restarts_seen}, refused {self.connect_failures} attempts, lost "
+            f"{self.answers_lost} answers, {self.books_unverified} wallets unverified), "
             f"out-of-order healed {self.reordered}, gaps {self.gaps}, resyncs {self.resyncs}, "
             f"deposits {self.deposits}",
             "act latency ms: "

@@ -8,9 +8,16 @@ pages do. Calls block (urllib); the async bots run them in a worker thread.
 Deposits go through the sandbox cashier (`POST /api/cashier/deposits/`) with an
 `Idempotency-Key`: a retry after a network failure reuses the key, so a deposit is never
 made twice.
+
+A room that restarts refuses connections for a few seconds (or answers 502/503 behind a
+proxy, or 503 when busy): once the room has answered this session, every call is retried
+with backoff for up to `RETRY_SECONDS`, as safe for the reads as for the keyed deposit.
+A room that never answered fails at once (a wrong URL is not a restart).
 """
 
 import json
+import random
+import time
 import uuid
 from http.cookiejar import CookieJar
 from typing import Any
@@ -19,7 +26,10 @@ from urllib.parse import urlencode, urlsplit
 from urllib.request import HTTPCookieProcessor, Request, build_opener
 
 HTTP_TIMEOUT = 30
-DEPOSIT_ATTEMPTS = 3
+# Backoff between attempts (seconds, with +-20 % jitter) and how long to keep trying.
+BACKOFF_SECONDS = (0.5, 1, 2, 4, 8)
+RETRY_SECONDS = 60.0
+RETRY_STATUSES = frozenset({502, 503, 504})
 
 
 class WebError(Exception):
@@ -48,6 +58,7 @@ class RoomSession:
         self.base = http_base
         self.cookies = CookieJar()
         self.opener = build_opener(HTTPCookieProcessor(self.cookies))
+        self.reached = False  # the room answered once: a failure now is a restart
 
     def cookie(self, name: str) -> str | None:
         return next((c.value for c in self.cookies if c.name == name), None)
@@ -60,12 +71,36 @@ class RoomSession:
         # `base` is http(s) only (see `base_urls`): no file: or custom scheme gets here.
         return Request(f"{self.base}{path}", **kwargs)  # noqa: S310
 
-    def _open(self, request: Request) -> tuple[int, bytes]:
+    def _open_once(self, request: Request) -> tuple[int, bytes]:
         try:
             with self.opener.open(request, timeout=HTTP_TIMEOUT) as response:
-                return response.status, response.read()
+                status, body = response.status, response.read()
         except HTTPError as exc:
-            return exc.code, exc.read()
+            status, body = exc.code, exc.read()
+        self.reached = True
+        return status, body
+
+    def _open(self, request: Request) -> tuple[int, bytes]:
+        """Open the request, retrying with backoff while the room is away or busy."""
+        deadline = time.monotonic() + RETRY_SECONDS
+        attempt = 0
+        while True:
+            try:
+                status, body = self._open_once(request)
+                if status not in RETRY_STATUSES:
+                    return status, body
+                failure: Exception | None = None
+            except (URLError, TimeoutError, ConnectionError) as exc:
+                if not self.reached:
+                    raise
+                status, body, failure = 0, b"", exc
+            delay = backoff_delay(attempt)
+            if time.monotonic() + delay > deadline:
+                if failure is not None:
+                    raise failure
+                return status, body
+            attempt += 1
+            time.sleep(delay)
 
     def login(self, *, username: str, password: str) -> None:
         """Log in through the form; raise `WebError` when the room refuses."""
@@ -113,16 +148,11 @@ class RoomSession:
         return int(self._api("GET", "/api/wallet/")["balance"])
 
     def deposit(self, *, amount: int) -> None:
-        """Deposit `amount` cents through the sandbox cashier, once whatever the retries."""
+        """Deposit `amount` cents through the sandbox cashier, once whatever the retries
+        (`_open` retries a failed attempt: it may or may not have happened, and the same
+        key makes it once)."""
         key = f"bots-{uuid.uuid4()}"
-        for attempt in range(DEPOSIT_ATTEMPTS):
-            try:
-                self._api("POST", "/api/cashier/deposits/", {"amount": amount}, Idempotency_Key=key)
-                return
-            except (URLError, TimeoutError, ConnectionError):
-                # The deposit may or may not have happened: the same key makes it once.
-                if attempt == DEPOSIT_ATTEMPTS - 1:
-                    raise
+        self._api("POST", "/api/cashier/deposits/", {"amount": amount}, Idempotency_Key=key)
 
     def fund(self, *, low: int, target: int) -> tuple[int, int]:
         """Top the wallet up to `target` when it holds less than `low`.
@@ -134,3 +164,9 @@ class RoomSession:
             return balance, 0
         self.deposit(amount=target - balance)
         return self.wallet_balance(), target - balance
+
+
+def backoff_delay(attempt: int) -> float:
+    """Seconds before retry number `attempt` (from 0), with jitter, as the browser does."""
+    base = BACKOFF_SECONDS[min(attempt, len(BACKOFF_SECONDS) - 1)]
+    return base * random.uniform(0.8, 1.2)  # noqa: S311 - spreading retries, not secrets

@@ -2,14 +2,21 @@
 
 The live test starts daphne and a Celery worker on the test database (`live_room`); the
 bots log in over HTTP, deposit through the cashier API and play over the WebSocket, as
-browsers would. The database is read only to check what they did.
+browsers would. The database is read only to check what they did. One run has its web
+process killed and restarted midway: the bots must ride through it.
 """
 
+import asyncio
 import json
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -24,6 +31,7 @@ from tables.engine.deck import shuffled_deck
 from tables.engine.state import SeatEntry, apply, start_hand
 from tables.models import Hand, HandEvent, HandStatus, Seat, StakeLevel, Table
 from tables.services.config import stake_config
+from tests.conftest import ROOT, answers, database_url_for, free_port, wait_until_up
 
 # -- strategy --------------------------------------------------------------------------------
 
@@ -197,3 +205,89 @@ def test_play_bots_command_plays_and_a_second_run_reuses_bots_and_tables(
 def test_play_bots_fails_on_a_room_that_is_not_there():
     with pytest.raises(CommandError):
         call_command("play_bots", url="ws://127.0.0.1:9", tables=1, hands=1, timeout=20)
+
+
+# -- a web restart mid-run ---------------------------------------------------------------------
+
+
+class RestartableDaphne:
+    """A daphne of this test alone (test database, the suite's Redis prefix and queue) on a
+    fixed port, that the test may kill and start again, as a crash and a restart do."""
+
+    def __init__(self, log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        env = dict(os.environ)
+        env["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
+        env["DATABASE_URL"] = database_url_for(settings.DATABASES["default"])
+        args = ["daphne", "-b", "127.0.0.1", "-p", str(self.port), "poker_room.asgi:application"]
+        with open(self.log, "a") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", *args],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        wait_until_up(self.proc, lambda: answers(f"{self.url}/healthz"), "daphne")
+
+    def kill(self) -> None:
+        """SIGKILL: no goodbye to the sockets, its channels left in the groups."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(timeout=20)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def _finished_hands() -> int:
+    return Hand.objects.filter(status=HandStatus.FINISHED).count()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_bots_ride_through_a_web_restart_and_leave_with_their_chips(
+    celery_worker_process, tmp_path
+):
+    """The web process is killed after the first hand and started again: the bots
+    reconnect with backoff, finish their hands, leave, and their stacks go home."""
+    daphne = RestartableDaphne(tmp_path / "daphne.log")
+    await asyncio.to_thread(daphne.start)
+    try:
+        run = asyncio.create_task(
+            run_bots(
+                daphne.url, 1, 3, 5, seed=7, misbehave=False, timeout_seconds=240,
+                stall_seconds=90,
+            )
+        )  # fmt: skip
+        async with asyncio.timeout(120):
+            while await database_sync_to_async(_finished_hands)() < 1:
+                assert not run.done(), run.result().render()
+                await asyncio.sleep(0.2)
+        await asyncio.to_thread(daphne.kill)
+        await asyncio.sleep(1)
+        await asyncio.to_thread(daphne.start)
+        report = await run
+    finally:
+        await asyncio.to_thread(daphne.stop)
+    print(report.render())  # shown with -s
+
+    assert report.ok, report.render()
+    assert report.restarts_seen >= 1, report.render()
+    played = await database_sync_to_async(_played)([table.id for table in report.tables])
+    for table in report.tables:
+        assert table.hands >= 5, report.render()
+        # A hand dealt and finished while the bots were away is one they never saw.
+        assert played["finished"][table.id] >= table.hands
+    assert played["in_progress"] == 0
+    assert played["seated"] == 0
+    assert played["table_chips"] == 0

@@ -1,0 +1,260 @@
+"""Redis down or restarted: money (PostgreSQL) keeps answering, the Celery worker lives on.
+
+The cache, the channel layer and the Celery broker are all Redis. Throttle counters in
+the cache made every DRF endpoint answer 500 while Redis was down; a Redis restart killed
+the Celery worker (kombu 5.7: "Unrecoverable error: AttributeError('NoneType' object has
+no attribute 'hostname')" right after "Restoring N unacknowledged message(s)").
+
+The worker and socket tests run a PRIVATE redis-server on a free port: the machine's shared Redis is
+never restarted.
+"""
+
+import asyncio
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.test import override_settings
+from rest_framework.test import APIClient
+
+from cashier.selectors import wallet_balance
+from cashier.services import deposit_create
+from poker_room.routing import websocket_urlpatterns
+from tables.events import table_group
+from tests.conftest import free_port, room_process, wait_until_up
+from tests.factories import TableFactory, UserFactory
+
+DEAD_CACHE = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        # A port nothing listens on: Redis is down.
+        "LOCATION": f"redis://127.0.0.1:{free_port()}/0",
+        "OPTIONS": {"socket_connect_timeout": 1.0, "socket_timeout": 1.0},
+    }
+}
+
+
+def api_for(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user=user)
+    return client
+
+
+@pytest.mark.django_db
+@override_settings(CACHES=DEAD_CACHE)
+def test_the_cashier_and_the_history_answer_while_redis_is_down(caplog):
+    player = UserFactory()
+    deposit_create(user=player, amount=5_000, idempotency_key="before-the-outage")
+    client = api_for(player)
+
+    wallet = client.get("/api/wallet/")
+    assert wallet.status_code == 200, wallet.content
+    assert wallet.json()["balance"] == 5_000
+    assert client.get("/api/ledger/").status_code == 200
+    assert client.get("/api/hands/").status_code == 200
+    deposit = client.post(
+        "/api/cashier/deposits/", {"amount": 1_000}, format="json", headers={"Idempotency-Key": "d"}
+    )
+    assert deposit.status_code == 201, deposit.content
+    withdrawal = client.post(
+        "/api/cashier/withdrawals/",
+        {"amount": 500},
+        format="json",
+        headers={"Idempotency-Key": "w"},
+    )
+    assert withdrawal.status_code == 201, withdrawal.content
+    assert wallet_balance(user=player) == 5_500
+    # Anonymous requests go through the anonymous throttle: refused for lack of a login,
+    # not for lack of Redis.
+    anonymous = APIClient().get("/api/wallet/")
+    assert anonymous.status_code == 401
+    assert anonymous.json()["code"] == "not_authenticated"
+    assert "cache is unavailable" in caplog.text
+
+
+@pytest.mark.django_db
+@override_settings(DEBUG=True, ROOT_URLCONF="tests.foundation.api_error_urls")
+@pytest.mark.parametrize("url", ["/api/test-broken/", "/api/test-broken-cashier/"])
+def test_an_unexpected_api_error_is_json_even_in_development(url):
+    client = api_for(UserFactory())
+    client.raise_request_exception = False
+    response = client.get(url)
+    assert response.status_code == 500
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {
+        "detail": "Something went wrong on our side.",
+        "code": "server_error",
+    }
+
+
+# --- the Celery worker rides through a Redis restart ---------------------------------
+
+
+class PrivateRedis:
+    """A redis-server of this test alone, on a free port, that it may stop and restart."""
+
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.folder = folder
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                "--save", "", "--appendonly", "no", "--dir", str(self.folder)]  # fmt: skip
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while not self.ping():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the private redis-server did not start")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=20)
+        self.proc = None
+
+    def ping(self) -> bool:
+        import redis
+
+        try:
+            return bool(redis.Redis.from_url(self.url, socket_connect_timeout=0.5).ping())
+        except redis.exceptions.RedisError:
+            return False
+
+
+@pytest.fixture
+def private_redis(tmp_path) -> Iterator[PrivateRedis]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    server = PrivateRedis(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def worker_log_has(log: Path, text: str) -> bool:
+    return text in log.read_text(errors="replace")
+
+
+def wait_for(condition, *, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.2)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_celery_worker_survives_a_redis_restart(private_redis, settings, monkeypatch, tmp_path):
+    from poker_room.celery import app
+
+    queue = f"{settings.CELERY_TASK_DEFAULT_QUEUE}-redis-restart"
+    node = f"redis-restart-{uuid.uuid4().hex[:8]}@{os.uname().nodename}"
+    log = tmp_path / "celery.log"
+    monkeypatch.setenv("REDIS_URL", private_redis.url)
+    # As the Procfile runs it: prefork (the crash was in the pool's consumer), one child.
+    args = ["celery", "-A", "poker_room", "worker", "--loglevel=INFO", "--concurrency=1",
+            "--without-gossip", "--without-mingle", "-Q", queue, "-n", node]  # fmt: skip
+    with (
+        app.connection_for_write(private_redis.url) as connection,
+        room_process(args, log_name=str(log)) as worker,
+    ):
+
+        def send(countdown: float | None = None) -> str:
+            task_id = uuid.uuid4().hex
+            app.send_task(
+                "tables.sweep", task_id=task_id, queue=queue, countdown=countdown,
+                connection=connection,
+            )  # fmt: skip
+            return task_id
+
+        wait_until_up(worker, lambda: worker_log_has(log, f"{node} ready."), "Celery")
+        first = send()
+        wait_for(
+            lambda: worker_log_has(log, f"[{first}] succeeded"), seconds=60, what="a first task"
+        )
+        # Timers the worker holds unacknowledged when Redis goes: the crash came while
+        # restoring them.
+        for _ in range(3):
+            send(countdown=300)
+        wait_for(
+            lambda: log.read_text(errors="replace").count("received") >= 4,
+            seconds=30,
+            what="the timers to reach the worker",
+        )
+
+        private_redis.stop()
+        wait_for(
+            lambda: worker_log_has(log, "Connection to broker lost"),
+            seconds=30,
+            what="the worker to notice",
+        )
+        time.sleep(1)
+        private_redis.start()
+        connection.ensure_connection(max_retries=10)
+
+        after = send()
+        wait_for(
+            lambda: worker_log_has(log, f"[{after}] succeeded") or worker.poll() is not None,
+            seconds=90,
+            what="a task after the restart",
+        )
+        text = log.read_text(errors="replace")
+        assert worker.poll() is None, text[-3000:]
+        assert "Unrecoverable error" not in text
+        assert f"[{after}] succeeded" in text
+
+
+# --- a table socket rides through a Redis restart --------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_table_socket_stays_open_through_a_redis_restart_and_gets_new_messages(
+    private_redis, settings
+):
+    """The consumer's channel layer waited on Redis, which went away: the socket used to
+    close with 1011. Now it stays open, rejoins its table's group when Redis is back (a
+    restarted Redis has lost the groups), and gets the next table message."""
+    room = settings.CHANNEL_LAYERS["default"]
+    host = {**room["CONFIG"]["hosts"][0], "address": private_redis.url}
+    settings.CHANNEL_LAYERS = {
+        "default": {**room, "CONFIG": {**room["CONFIG"], "hosts": [host], "prefix": "restart"}}
+    }
+    layer = get_channel_layer()
+    table = await database_sync_to_async(TableFactory)()
+    group = table_group(table.id)
+    socket = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table.id}/")
+    connected, _ = await socket.connect()
+    assert connected
+    snapshot = await socket.receive_json_from(timeout=5)
+
+    await asyncio.to_thread(private_redis.stop)
+    await asyncio.sleep(2)  # the consumer's receive meets the dead Redis meanwhile
+    assert await socket.receive_nothing(timeout=0.5)  # no close, no error
+    await asyncio.to_thread(private_redis.start)
+
+    group_key = layer._group_key(group)
+    redis = layer.connection(layer.consistent_hash(group))
+    async with asyncio.timeout(30):
+        while not await redis.zrange(group_key, 0, -1):
+            await asyncio.sleep(0.2)  # the consumer rejoins its group when Redis is back
+    await layer.group_send(
+        group,
+        {"type": "table.message", "version": snapshot["v"] + 1, "public": {"type": "ping"},
+         "private": {}},
+    )  # fmt: skip
+    assert await socket.receive_json_from(timeout=10) == {"v": snapshot["v"] + 1, "type": "ping"}
+    await socket.disconnect()
