@@ -20,6 +20,7 @@ API tokens
 """
 
 import hashlib
+import logging
 import secrets
 
 from django.conf import settings
@@ -31,6 +32,9 @@ from knox.models import AuthToken
 
 from accounts.models import AUDITOR_GROUP, User
 from accounts.selectors import user_is_auditor, user_name_conflict
+from poker_room.throttling import CACHE_DOWN_ERRORS
+
+logger = logging.getLogger(__name__)
 
 LOGIN_THROTTLE_FAILURES = 5
 LOGIN_THROTTLE_FAILURES_PER_ADDRESS = 30
@@ -150,26 +154,44 @@ def api_token_revoke(*, user: User, digest: str) -> None:
 
 
 def login_throttle_check(*, username: str, address: str) -> None:
-    """Raise LoginThrottled if this screen name and address may not try to log in now."""
-    for key, limit in _throttle_keys(username=username, address=address):
-        if (cache.get(key) or 0) >= limit:
-            raise LoginThrottled
+    """Raise LoginThrottled if this screen name and address may not try to log in now.
+
+    The counters live in the Redis cache. While it cannot be reached, log-ins are let
+    through unthrottled (with a warning) rather than refused: an outage of the cache
+    must not lock every player out of a room whose money lives in PostgreSQL.
+    """
+    try:
+        counts = [
+            ((cache.get(key) or 0), limit)
+            for key, limit in _throttle_keys(username=username, address=address)
+        ]
+    except CACHE_DOWN_ERRORS as exc:
+        logger.warning("log-in limiter not applied: the cache is unavailable (%s)", exc)
+        return
+    if any(count >= limit for count, limit in counts):
+        raise LoginThrottled
 
 
 def login_failure_record(*, username: str, address: str) -> None:
-    for key, _limit in _throttle_keys(username=username, address=address):
-        # add() starts the window only if no count exists; incr() is atomic in Redis.
-        cache.add(key, 0, timeout=LOGIN_THROTTLE_WINDOW)
-        try:
-            cache.incr(key)
-        except ValueError:  # the window ended between add() and incr()
-            cache.set(key, 1, timeout=LOGIN_THROTTLE_WINDOW)
+    try:
+        for key, _limit in _throttle_keys(username=username, address=address):
+            # add() starts the window only if no count exists; incr() is atomic in Redis.
+            cache.add(key, 0, timeout=LOGIN_THROTTLE_WINDOW)
+            try:
+                cache.incr(key)
+            except ValueError:  # the window ended between add() and incr()
+                cache.set(key, 1, timeout=LOGIN_THROTTLE_WINDOW)
+    except CACHE_DOWN_ERRORS as exc:
+        logger.warning("log-in failure not counted: the cache is unavailable (%s)", exc)
 
 
 def login_success_clear(*, username: str, address: str) -> None:
     """A successful log-in forgives the pair's failures (not the address's)."""
     pair_key, _limit = _throttle_keys(username=username, address=address)[0]
-    cache.delete(pair_key)
+    try:
+        cache.delete(pair_key)
+    except CACHE_DOWN_ERRORS as exc:
+        logger.warning("log-in failures not cleared: the cache is unavailable (%s)", exc)
 
 
 def _throttle_keys(*, username: str, address: str) -> list[tuple[str, int]]:

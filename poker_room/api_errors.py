@@ -27,6 +27,7 @@ DATABASE_DOWN = {
     "detail": "The room's database cannot serve this now; try again in a few seconds.",
     "code": "database_unavailable",
 }
+NOT_FOUND = {"detail": "There is no such API endpoint.", "code": "not_found"}
 SERVER_ERROR = {"detail": "Something went wrong on our side.", "code": "server_error"}
 
 
@@ -68,7 +69,16 @@ class ApiErrorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+        response = self.get_response(request)
+        # An unknown URL under /api/ never reaches DRF: Django answers it with its HTML
+        # 404 page (the debug one in development). API clients get JSON.
+        if (
+            response.status_code == 404
+            and request.path.startswith(API_PREFIX)
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            return JsonResponse(NOT_FOUND, status=404)
+        return response
 
     def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
         body = unavailable_body(exc)

@@ -13,7 +13,6 @@ a fresh snapshot.
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -40,7 +39,15 @@ def table_group(table_id: int) -> str:
 def publish_on_commit(*, table_id: int, messages: Sequence[TableMessage]) -> None:
     """Send the messages to the table's group once the current transaction commits."""
     if messages:
-        transaction.on_commit(partial(_publish, table_id, list(messages)))
+        # Robust: the command has committed; a channel layer that is down must not turn its
+        # answer into an error (Django logs it). Viewers see the gap and resync.
+        # A function, not a partial: Django names a failing robust callback by __qualname__.
+        pending = list(messages)
+
+        def publish() -> None:
+            _publish(table_id, pending)
+
+        transaction.on_commit(publish, robust=True)
 
 
 def _publish(table_id: int, messages: list[TableMessage]) -> None:

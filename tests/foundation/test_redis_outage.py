@@ -24,14 +24,17 @@ from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.test import override_settings
+from kombu.exceptions import OperationalError as KombuOperationalError
+from redis.exceptions import ConnectionError as RedisConnectionError
 from rest_framework.test import APIClient
 
+from cashier.audit import ledger_audit
 from cashier.selectors import wallet_balance
 from cashier.services import deposit_create
 from poker_room.routing import websocket_urlpatterns
 from tables.events import table_group
 from tests.conftest import free_port, room_process, wait_until_up
-from tests.factories import TableFactory, UserFactory
+from tests.factories import PASSWORD, TableFactory, UserFactory
 
 DEAD_CACHE = {
     "default": {
@@ -258,3 +261,62 @@ async def test_a_table_socket_stays_open_through_a_redis_restart_and_gets_new_me
     )  # fmt: skip
     assert await socket.receive_json_from(timeout=10) == {"v": snapshot["v"] + 1, "type": "ping"}
     await socket.disconnect()
+
+
+@pytest.mark.django_db
+@override_settings(CACHES=DEAD_CACHE)
+def test_a_player_logs_in_while_redis_is_down(client, caplog):
+    # The log-in limiter's counters live in the cache: unthrottled, not refused, meanwhile.
+    UserFactory(username="dana")
+    wrong = client.post("/accounts/login/", {"username": "dana", "password": "wrong"})
+    assert wrong.status_code == 200
+    right = client.post("/accounts/login/", {"username": "dana", "password": PASSWORD})
+    assert right.status_code == 302
+    assert client.get("/accounts/profile/").status_code == 200
+    assert "the cache is unavailable" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_seating_over_rest_answers_when_redis_fails_after_the_commit(monkeypatch, caplog):
+    """The broker (deals, timeouts) and the channel layer (broadcasts) are Redis; they are
+    used only after a command commits, so their failure must not turn its answer into a
+    500: the sweep re-arms the timers and viewers resync at the gap."""
+
+    def broker_down(*args, **kwargs):
+        raise KombuOperationalError("Error 111 connecting to Redis. Connection refused.")
+
+    def channel_layer_down(*args, **kwargs):
+        raise RedisConnectionError("Error 111 connecting to Redis. Connection refused.")
+
+    monkeypatch.setattr("tables.scheduling.app.send_task", broker_down)
+    monkeypatch.setattr("tables.events._publish", channel_layer_down)
+    table = TableFactory(seats=6)
+    players = [UserFactory() for _ in range(2)]
+    for number, player in enumerate(players, start=1):
+        deposit_create(user=player, amount=50_000, idempotency_key=f"outage-{number}")
+        sat = api_for(player).post(
+            f"/api/tables/{table.id}/seat",
+            {"seat": number, "buy_in": 10_000},
+            format="json",
+            headers={"Idempotency-Key": f"sit-{number}"},
+        )
+        assert sat.status_code == 201, sat.content
+    left = api_for(players[0]).post(f"/api/tables/{table.id}/leave")
+    assert left.status_code == 200, left.content
+    assert left.json() == {"left": True}
+    assert wallet_balance(user=players[0]) == 50_000
+    assert "in on_commit()" in caplog.text
+    assert ledger_audit().ok
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_unknown_api_url_is_a_json_404(client, settings, debug):
+    settings.DEBUG = debug
+    response = client.get("/api/no-such-endpoint/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "There is no such API endpoint.", "code": "not_found"}
+    # Pages outside the API keep the site's own 404 page.
+    page = client.get("/no-such-page/")
+    assert page.status_code == 404
+    assert not page["Content-Type"].startswith("application/json")
