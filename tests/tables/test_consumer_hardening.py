@@ -22,6 +22,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.db import InterfaceError, OperationalError
 from django.urls import path
 
+from cashier.idempotency import CLIENT_KEY_MAX
 from poker_room.asgi import application
 from poker_room.routing import websocket_urlpatterns
 from tables import consumers
@@ -115,14 +116,14 @@ async def test_a_key_longer_than_the_limit_is_malformed_and_moves_nothing(table)
     ):
         answer = await client.send("sit", **fields)
         assert answer["code"] == "malformed", (fields, answer)
-    # A value the checks let through but PostgreSQL refuses (a NUL character): the
-    # database's DataError is answered as malformed too, and the socket stays open.
+    # A NUL character, which PostgreSQL refuses (DataError): the cashier's key check
+    # stops it before the database, and the socket stays open.
     answer = await client.send("sit", seat=1, buy_in=10_000, key="nul\u0000key")
-    assert answer["code"] == "malformed", answer
+    assert answer["code"] == "idempotency_key_invalid", answer
     assert await db(wallet_balance)(alice) == before
     assert not await db(Seat.objects.filter(table=table).exists)()
     # The longest allowed key is taken.
-    answer = await client.send("sit", seat=1, buy_in=10_000, key="k" * consumers.MAX_TEXT_CHARS)
+    answer = await client.send("sit", seat=1, buy_in=10_000, key="k" * CLIENT_KEY_MAX)
     assert answer["type"] == "ack", answer
     await client.ws.disconnect()
 
