@@ -56,15 +56,19 @@ def database_url_for(db: dict) -> str:
 
 
 @contextmanager
-def room_process(args: list[str], *, log_name: str) -> Iterator[subprocess.Popen]:
-    """Run a process of the room (worker, server) on the test database; stop it after.
+def room_process(
+    args: list[str], *, log_name: str, append: bool = False
+) -> Iterator[subprocess.Popen]:
+    """Run a process of the room (worker, server) on the test database; stop it after
+    (killed if it will not stop), whatever the test did to it.
 
-    Its output goes to `log_name` in the repository root, for when it will not start.
+    Its output goes to `log_name` in the repository root, for when it will not start;
+    `append` keeps what an earlier process of the same test wrote there (a restart).
     """
     env = dict(os.environ)
     env["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
     env["DATABASE_URL"] = database_url_for(settings.DATABASES["default"])
-    with open(ROOT / log_name, "w") as log:
+    with open(ROOT / log_name, "a" if append else "w") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", *args], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
         )
@@ -76,6 +80,7 @@ def room_process(args: list[str], *, log_name: str) -> Iterator[subprocess.Popen
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+                proc.wait()
 
 
 def wait_until_up(proc: subprocess.Popen, is_up: Callable[[], bool], what: str) -> None:
@@ -84,6 +89,21 @@ def wait_until_up(proc: subprocess.Popen, is_up: Callable[[], bool], what: str) 
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"{what} did not start; see its .pytest-*.log")
         time.sleep(0.2)
+
+
+def wait_for(
+    predicate: Callable[[], object], *, timeout: float = 20.0, what: str = "the condition"
+) -> object:
+    """Poll `predicate` until it returns something true, and return that; fail the test
+    if it has not within `timeout` seconds (what a worker or beat process does is seen
+    only by polling the database or the process)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"{what}: not within {timeout} s")
 
 
 @pytest.fixture(scope="session")

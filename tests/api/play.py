@@ -101,10 +101,10 @@ def play_hand(table: Table, rng: random.Random) -> Hand:
     return hand
 
 
-def play_passively(table: Table) -> Hand:
-    """Deal the next hand; everyone checks or calls to the end."""
-    deal(table)
-    players = _players(table)
+def act_passively(table: Table, players: dict[int, User] | None = None) -> Hand:
+    """Everyone checks or calls until the hand in progress ends, each turn by the user
+    at that seat (`players`, seat number to user; read from the seats if not given)."""
+    players = _players(table) if players is None else players
     hand, state = current(table)
     while not state.over:
         kind = "check" if state.legal_actions().can_check else "call"
@@ -112,6 +112,12 @@ def play_passively(table: Table) -> Hand:
         hand.refresh_from_db()
         state = HandState.from_dict(hand.state)
     return hand
+
+
+def play_passively(table: Table) -> Hand:
+    """Deal the next hand; everyone checks or calls to the end."""
+    deal(table)
+    return act_passively(table)
 
 
 @contextlib.contextmanager

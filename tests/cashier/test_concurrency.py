@@ -4,46 +4,22 @@ Each thread has its own database connection (Django opens one per thread) and cl
 at the end; the test commits for real so the threads see each other's work.
 """
 
-import threading
 from collections import Counter
 from collections.abc import Callable
 
 import pytest
-from django.db import connection
 
 from cashier.exceptions import CashierError, InsufficientFunds
 from cashier.models import LedgerTransaction
 from cashier.selectors import wallet_balance
 from cashier.services import deposit_create, table_buy_in, withdrawal_request
 from tests.cashier.conftest import ledger_consistent
+from tests.concurrency import run_together
 from tests.factories import TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 THREADS = 8
-
-
-def run_together(jobs: list[Callable[[], object]]) -> list[object]:
-    """Run the jobs in threads released at once; return each result or exception."""
-    barrier = threading.Barrier(len(jobs))
-    results: list[object] = [None] * len(jobs)
-
-    def work(index: int, job: Callable[[], object]) -> None:
-        try:
-            barrier.wait()
-            results[index] = job()
-        except Exception as exc:
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(i, job)) for i, job in enumerate(jobs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads)
-    return results
 
 
 def test_concurrent_withdrawals_and_buy_ins_never_overdraw_the_wallet():

@@ -9,11 +9,7 @@ NaN, Infinity, huge numbers), and the same as JSON over the API. A key moves mon
 most once and a refusal moves nothing.
 """
 
-import threading
-from collections.abc import Callable
-
 import pytest
-from django.db import connection
 from django.test import override_settings
 from rest_framework.test import APIClient
 
@@ -29,6 +25,7 @@ from cashier.money import (
 )
 from cashier.selectors import wallet_balance
 from cashier.services import MAX_AMOUNT, deposit_create, withdrawal_approve, withdrawal_cancel
+from tests.concurrency import run_together
 from tests.factories import UserFactory
 
 
@@ -44,29 +41,6 @@ def post(client, url, data, key="k"):
 
 
 DEPOSITS, WITHDRAWALS = "/api/cashier/deposits/", "/api/cashier/withdrawals/"
-
-
-def run_together(jobs: list[Callable[[], object]]) -> list[object]:
-    """Run the jobs in threads released at once (one connection each); results or errors."""
-    barrier = threading.Barrier(len(jobs))
-    results: list[object] = [None] * len(jobs)
-
-    def work(index: int, job: Callable[[], object]) -> None:
-        try:
-            barrier.wait()
-            results[index] = job()
-        except Exception as exc:  # the test inspects every outcome
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(i, job)) for i, job in enumerate(jobs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads)
-    return results
 
 
 # --- the same key at once ----------------------------------------------------------------

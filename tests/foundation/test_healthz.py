@@ -7,10 +7,9 @@ import pytest
 from django.utils import timezone
 
 from tables.models import Hand, HandStatus, Heartbeat, Table, TableStatus
-from tables.services import seating
 from tables.tasks import SWEEP_HEARTBEAT, sweep_task
 from tests.factories import TableFactory
-from tests.tables.conftest import deal, funded_player, key
+from tests.tables.conftest import deal, seat_players
 
 CHECKS = {"database", "redis", "celery", "beat", "tables", "turns"}
 
@@ -86,14 +85,7 @@ def test_healthz_is_503_and_names_a_hand_whose_turn_is_overdue_by_more_than_a_mi
 ):
     beat_ran()
     table = TableFactory(name="Stuck Table", seats=6)
-    for number in (1, 2):
-        seating.seat_take(
-            table_id=table.id,
-            user=funded_player(),
-            seat_number=number,
-            buy_in=10_000,
-            idempotency_key=key(),
-        )
+    seat_players(table, 2)
     hand = deal(table)
     Hand.objects.filter(pk=hand.pk).update(turn_deadline=timezone.now() - timedelta(seconds=50))
     assert client.get("/healthz").status_code == 200  # late, but not yet a minute

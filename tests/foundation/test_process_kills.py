@@ -15,33 +15,29 @@ worker), kill only those, and print how late the turn timed out.
 import os
 import signal
 import subprocess
-import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 import redis
 from django.conf import settings
-from django.db import transaction
 
 from poker_room.celery import app as celery_app
 from tables.models import Hand, HandEvent
-from tables.services import seating
-from tests.conftest import ROOT, database_url_for
+from tests.conftest import room_process, wait_for, wait_until_up
 from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import funded_player, key
+from tests.tables.conftest import seat_players
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def queue() -> Iterator[str]:
+def queue(monkeypatch) -> Iterator[str]:
     """A queue of this test's own: its processes and this process send and take there."""
     name = f"{settings.CELERY_TASK_DEFAULT_QUEUE}-kills-{uuid.uuid4().hex[:6]}"
+    monkeypatch.setenv("CELERY_TASK_DEFAULT_QUEUE", name)  # for the processes it starts
     before = celery_app.conf.task_default_queue
     celery_app.conf.task_default_queue = name
     yield name
@@ -54,49 +50,18 @@ def queue() -> Iterator[str]:
         client.close()
 
 
-@contextmanager
-def started(args: list[str], *, queue: str, log_name: str) -> Iterator[subprocess.Popen]:
-    """A room process on the test database and the given queue; stopped afterwards
-    (killed if it will not stop), whatever the test did to it."""
-    env = dict(os.environ)
-    env["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
-    env["DATABASE_URL"] = database_url_for(settings.DATABASES["default"])
-    env["CELERY_TASK_DEFAULT_QUEUE"] = queue
-    with open(ROOT / log_name, "a") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", *args], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
-        )
-        try:
-            yield proc
-        finally:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-
-
 def worker(queue: str, node: str):
+    """A worker on the test's queue (the `queue` fixture's environment); its log is kept
+    across a restart."""
     args = ["celery", "-A", "poker_room", "worker", "--pool=solo", "--loglevel=INFO",
             "-Q", queue, "-n", node, "--without-gossip", "--without-mingle"]  # fmt: skip
-    return started(args, queue=queue, log_name=".pytest-kills-worker.log")
+    return room_process(args, log_name=".pytest-kills-worker.log", append=True)
 
 
-def beat(queue: str, schedule: Path):
+def beat(schedule: Path):
+    """A beat sending to the test's queue (the `queue` fixture's environment)."""
     args = ["celery", "-A", "poker_room", "beat", "--loglevel=INFO", "--schedule", str(schedule)]
-    return started(args, queue=queue, log_name=".pytest-kills-beat.log")
-
-
-def wait_for(what: str, predicate: Callable[[], object], timeout: float = 30.0) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what}: not within {timeout} s")
+    return room_process(args, log_name=".pytest-kills-beat.log", append=True)
 
 
 def answers_ping(node: str) -> bool:
@@ -124,28 +89,22 @@ def test_a_killed_workers_pending_turn_times_out_on_time_after_its_restart(queue
         stake_level=stake, seats=6, action_seconds=10, time_bank_seconds=0, pause_between_hands_ms=0
     )
     with worker(queue, node) as first:
-        wait_for("the first worker answers", lambda: answers_ping(node), timeout=60)
-        with transaction.atomic():
-            for number in (1, 2):
-                seating.seat_take(
-                    table_id=table.id,
-                    user=funded_player(),
-                    seat_number=number,
-                    buy_in=10_000,
-                    idempotency_key=key(),
-                )
+        wait_until_up(first, lambda: answers_ping(node), "the first worker")
+        seat_players(table, 2)
         # The worker deals (the hand-start task) and is sent the first turn's timeout.
-        hand = wait_for("the worker deals", lambda: Hand.objects.filter(table=table).first())
-        wait_for("the worker holds the timeout", lambda: holds_turn_timeout(node), timeout=20)
+        hand = wait_for(
+            lambda: Hand.objects.filter(table=table).first(), timeout=30, what="the worker deals"
+        )
+        wait_for(lambda: holds_turn_timeout(node), timeout=20, what="the worker holds the timeout")
         kill(first)
     assert not HandEvent.objects.filter(hand=hand, type="timed_out").exists()
     deadline: datetime = Hand.objects.get(pk=hand.pk).turn_deadline
     # Restarted at once (as honcho or systemd would); no beat runs in this test.
     with worker(queue, node):
         timed_out = wait_for(
-            "the turn times out",
             lambda: HandEvent.objects.filter(hand=hand, type="timed_out").first(),
             timeout=45,
+            what="the turn times out",
         )
     lateness = (timed_out.created_at - deadline).total_seconds()
     with capsys.disabled():
@@ -163,15 +122,19 @@ def test_healthz_reports_a_killed_beat_and_recovers_when_it_is_back(
     def beat_check() -> dict:
         return client.get("/healthz").json()["checks"]["beat"]
 
-    with worker(queue, node):
-        wait_for("the worker answers", lambda: answers_ping(node), timeout=60)
-        with beat(queue, tmp_path / "schedule") as first_beat:
-            wait_for("a sweep is recorded", lambda: beat_check()["ok"], timeout=30)
+    with worker(queue, node) as running:
+        wait_until_up(running, lambda: answers_ping(node), "the worker")
+        with beat(tmp_path / "schedule") as first_beat:
+            wait_for(lambda: beat_check()["ok"], timeout=30, what="a sweep is recorded")
             kill(first_beat)
-        check = wait_for("healthz reports beat", lambda: not beat_check()["ok"] and beat_check())
+        check = wait_for(
+            lambda: not beat_check()["ok"] and beat_check(),
+            timeout=30,
+            what="healthz reports beat",
+        )
         response = client.get("/healthz")
         assert response.status_code == 503
         assert "beat" in response.json()["failing"]
         assert "is celery beat" in check["detail"]
-        with beat(queue, tmp_path / "schedule"):
-            wait_for("healthz sees beat again", lambda: beat_check()["ok"], timeout=30)
+        with beat(tmp_path / "schedule"):
+            wait_for(lambda: beat_check()["ok"], timeout=30, what="healthz sees beat again")

@@ -5,9 +5,11 @@ import itertools
 import pytest
 from django.db import transaction
 
+from accounts.models import User
 from cashier.services import deposit_create
 from tables.engine.state import HandState
 from tables.models import Hand, HandStatus, Table
+from tables.services import seating
 from tables.services.hands import hand_start_if_ready
 from tables.services.locking import table_lock
 from tests.factories import StakeLevelFactory, TableFactory, UserFactory
@@ -23,6 +25,22 @@ def funded_player(amount: int = 100_000, **fields):
     user = UserFactory(**fields)
     deposit_create(user=user, amount=amount, idempotency_key=key())
     return user
+
+
+def seat_players(table: Table, n: int, *, buy_in: int = 10_000) -> list[User]:
+    """Seat n funded players in seats 1 to n in one transaction, so that a Celery worker
+    deals only once all are seated."""
+    players = [funded_player() for _ in range(n)]
+    with transaction.atomic():
+        for number, user in enumerate(players, start=1):
+            seating.seat_take(
+                table_id=table.id,
+                user=user,
+                seat_number=number,
+                buy_in=buy_in,
+                idempotency_key=key(),
+            )
+    return players
 
 
 def deal(table: Table) -> Hand | None:

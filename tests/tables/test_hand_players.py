@@ -21,7 +21,7 @@ from tables.exceptions import HandInProgress, NotYourTurn
 from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat
 from tables.selectors import table_snapshot
 from tables.services import play, seating
-from tests.api.play import stake_for
+from tests.api.play import act_passively, stake_for
 from tests.factories import StakeLevelFactory, TableFactory
 from tests.tables.conftest import current, deal, funded_player, key
 
@@ -42,17 +42,6 @@ def rename(user, name: str) -> None:
 
 def a_new_account_named(name: str):
     return user_sign_up(username=name, password="a-long-enough-secret")
-
-
-def act_passively(table, players: dict) -> Hand:
-    """Check or call until the hand ends, each turn by the user seated there."""
-    hand, state = current(table)
-    while not state.over:
-        kind = "check" if state.legal_actions().can_check else "call"
-        play.hand_act(table_id=table.id, user=players[state.actor], kind=kind)
-        hand.refresh_from_db()
-        state = HandState.from_dict(hand.state)
-    return hand
 
 
 def assert_table_account_matches_seats(table) -> None:

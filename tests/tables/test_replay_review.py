@@ -11,12 +11,10 @@ chips at most once, a replay is answered as the first time or refused with
 stays clean.
 """
 
-import threading
 from collections.abc import Callable
 
 import pytest
 from channels.db import database_sync_to_async as sync_to_async
-from django.db import connection
 from rest_framework.test import APIClient
 
 from cashier.models import AccountKind, LedgerAccount, LedgerTransaction, TransactionKind
@@ -24,6 +22,7 @@ from tables.exceptions import TableError
 from tables.models import Seat, SeatStatus, TableStatus
 from tables.services import play, seating
 from tables.services.admin import table_status_set
+from tests.concurrency import run_together
 from tests.factories import StakeLevelFactory, TableFactory
 from tests.tables.conftest import current, deal, funded_player
 from tests.tables.test_consumers import connect_as
@@ -64,29 +63,6 @@ def api_for(user) -> APIClient:
 def post(client, url, data=None, key="replayed"):
     headers = {"HTTP_IDEMPOTENCY_KEY": key} if key is not None else {}
     return client.post(url, data or {}, format="json", **headers)
-
-
-def run_together(jobs: list[Callable[[], object]]) -> list[object]:
-    """Run the jobs in threads released at once (one connection each); results or errors."""
-    barrier = threading.Barrier(len(jobs))
-    results: list[object] = [None] * len(jobs)
-
-    def work(index: int, job: Callable[[], object]) -> None:
-        try:
-            barrier.wait()
-            results[index] = job()
-        except Exception as exc:  # the test inspects every outcome
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(i, job)) for i, job in enumerate(jobs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads)
-    return results
 
 
 # --- the same key at once, from several connections (committed, real locks) ------------

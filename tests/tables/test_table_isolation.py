@@ -12,15 +12,14 @@ use the transactional database.
 """
 
 import pytest
-from django.db import transaction
 from django.utils.html import escape
 
 from tables.exceptions import NotYourTurn
 from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
-from tables.services import play, seating
+from tables.services import play
 from tables.tasks import action_timeout_task, hand_start_task, sweep_task
 from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import current, deal, funded_player, key
+from tests.tables.conftest import current, deal, seat_players
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,22 +37,10 @@ def table_with_hand(name: str) -> Table:
         pause_between_hands_ms=0,
         status=TableStatus.PAUSED,
     )
-    seat_two(table)
+    seat_players(table, 2)
     Table.objects.filter(pk=table.pk).update(status=TableStatus.OPEN)
     deal(table)
     return table
-
-
-def seat_two(table: Table) -> None:
-    with transaction.atomic():
-        for number in (1, 2):
-            seating.seat_take(
-                table_id=table.id,
-                user=funded_player(),
-                seat_number=number,
-                buy_in=10_000,
-                idempotency_key=key(),
-            )
 
 
 @pytest.fixture
@@ -90,7 +77,7 @@ def test_the_sweep_goes_on_past_a_broken_table_and_recovers_the_others(break_han
     # Players sit while the table is paused (nothing schedules a deal), then it opens
     # behind the services' back: its deal is "lost", only the sweep can make it.
     idle = TableFactory(name="Idle", seats=6, pause_between_hands_ms=0, status=TableStatus.PAUSED)
-    seat_two(idle)
+    seat_players(idle, 2)
     Table.objects.filter(pk=idle.pk).update(status=TableStatus.OPEN)
     break_hand(broken)
     overdue(broken)

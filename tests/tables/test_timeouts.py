@@ -1,16 +1,14 @@
 """RULES §5 with a real Celery worker: a player who does not act is checked, protected or
 folded when their time runs out, and the hand goes on without anyone's help."""
 
-import time
-
 import pytest
-from django.db import transaction
 
 from tables.engine.state import HandState
 from tables.models import Hand, HandEvent, HandStatus, Seat
-from tables.services import play, seating
+from tables.services import play
+from tests.conftest import wait_for
 from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import funded_player, key
+from tests.tables.conftest import seat_players
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -18,36 +16,11 @@ pytestmark = [
 ]
 
 
-def wait_for(predicate, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting")
-
-
 def fast_table(**stake_fields):
     stake = StakeLevelFactory(**stake_fields)
     return TableFactory(
         stake_level=stake, seats=6, action_seconds=0, time_bank_seconds=1, pause_between_hands_ms=0
     )
-
-
-def seat_players(table, n: int):
-    """Seat n players in one transaction, so the worker deals only once all are seated."""
-    players = [funded_player() for _ in range(n)]
-    with transaction.atomic():
-        for number, user in enumerate(players, start=1):
-            seating.seat_take(
-                table_id=table.id,
-                user=user,
-                seat_number=number,
-                buy_in=10_000,
-                idempotency_key=key(),
-            )
-    return players
 
 
 def timed_out_events(table):
