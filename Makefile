@@ -47,7 +47,7 @@ instructions: $(VENV)/.dev
 	$(BIN)/python bench/instructions.py
 
 verify: $(VENV)/.dev
-	$(BIN)/python -m pytest -m verify
+	$(BIN)/python -m pytest -m verify --timeout=0 $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .run staticfiles

@@ -20,6 +20,14 @@ Redis restarts: `receive` does not raise when Redis goes away (which closed ever
 socket with 1011); it waits with backoff until Redis answers again, re-adds the channel
 to its groups at once (a restarted Redis may have lost them), and goes on receiving. The
 client sees a gap in the stream at the next message and resyncs from a snapshot.
+
+Cancellation: on Python 3.11 a cancel that lands while redis-py reads a reply under
+`asyncio.timeout` can come out as redis's `TimeoutError`, which redis-py's own retry or
+our wait-for-Redis loop would then swallow. channels-redis receives in a loop of blocking
+pops that never ends without a message, so a consumer's receive task cancelled that way
+lived for ever, and the event loop shutting down (a test's, daphne's) waited for it for
+ever. Every pop and every retry here checks whether the task is being cancelled and
+stops if so; a message popped meanwhile stays in channels-redis's backup queue.
 """
 
 import asyncio
@@ -39,6 +47,16 @@ REDIS_DOWN_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
 # Seconds between attempts while Redis is down: doubling from the first to the last.
 RECEIVE_RETRY_FIRST = 0.5
 RECEIVE_RETRY_MAX = 5.0
+
+
+def _raise_if_cancelling() -> None:
+    """Stop retrying when this task is being cancelled (the consumer disconnected, the
+    loop is closing): redis-py may report the cancelled read as a connection error, and
+    a retry loop that swallowed it would keep the task alive, and its loop's shutdown
+    waiting for it, for ever."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 class RefreshingRedisChannelLayer(RedisChannelLayer):
@@ -77,17 +95,30 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
                     # Back: rejoin this channel's groups before waiting for their messages.
                     await self.groups_refresh(channel=channel)
                 except REDIS_DOWN_ERRORS:
+                    _raise_if_cancelling()
                     failures += 1
                     continue
                 logger.info("channel layer: Redis is back for %s", channel)
             try:
                 return await super().receive(channel)
             except REDIS_DOWN_ERRORS as exc:
+                _raise_if_cancelling()
                 if not failures:
                     logger.warning(
                         "channel layer: Redis unavailable (%r); %s waits for it", exc, channel
                     )
                 failures += 1
+
+    async def _brpop_with_clean(self, index: int, channel: str, timeout: int) -> Any:
+        # channels-redis's one blocking pop (a private method, pinned with the package):
+        # the place where its receive loop can be told that a cancel was swallowed.
+        try:
+            result = await super()._brpop_with_clean(index, channel, timeout)
+        except REDIS_DOWN_ERRORS:
+            _raise_if_cancelling()
+            raise
+        _raise_if_cancelling()
+        return result
 
     async def flush(self) -> None:
         self.memberships.clear()
@@ -108,7 +139,9 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
             try:
                 await self.groups_refresh()
             except Exception as exc:  # Redis down: try again at the next tick
+                _raise_if_cancelling()
                 logger.warning("channel layer: group refresh failed: %r", exc)
+            _raise_if_cancelling()
 
     async def groups_refresh(self, *, channel: str | None = None) -> None:
         """Re-add this process's channels (or this one) to their groups: they stay there

@@ -46,6 +46,23 @@ def _flush_retrying(self: TransactionTestCase) -> None:
 TransactionTestCase._fixture_teardown = _flush_retrying
 
 
+@pytest.fixture(autouse=True)
+def channel_layer_per_test() -> Iterator[None]:
+    """Give each test channel layers of its own.
+
+    A layer keeps per-loop state (channels-redis's receive lock and count, our group
+    refresher), and each async test runs on an event loop of its own: a layer shared by
+    the whole process carried one test's half-finished receive into the next test's loop
+    ("bound to a different event loop"). A room process has one loop, as each test now
+    has one layer.
+    """
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
 def database_url_for(db: dict) -> str:
     """A DATABASE_URL for the given Django database settings (the test database, say)."""
     user = db.get("USER") or "postgres"
