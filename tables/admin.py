@@ -12,6 +12,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
+from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
 
 from tables.engine.errors import ConfigError
@@ -192,6 +193,14 @@ class HandAdmin(admin.ModelAdmin):
 
     list_display = ("__str__", "status", "button", "rake", "started_at", "ended_at")
     list_filter = ("status", "table")
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
+        # Django lets a list URL filter on any column of the model: `?state__contains=`
+        # or `?salt__startswith=` would list a live hand only when its hidden state holds
+        # the card asked for, an oracle for every hole card. The secrets are not filters.
+        if lookup.split(LOOKUP_SEP, 1)[0] in HAND_SECRET_FIELDS:
+            return False
+        return super().lookup_allowed(lookup, value, request)
 
     def get_inlines(self, request: HttpRequest, obj: Hand | None) -> list:
         events = HandEventInline if _hand_finished(obj) else PublicHandEventInline

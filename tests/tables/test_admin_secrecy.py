@@ -100,6 +100,26 @@ def test_the_admin_list_of_hands_shows_no_secret_of_a_live_hand(client, superuse
     assert str(live_hand) in in_progress
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "state__contains=7c",
+        "state__icontains=7c2d",
+        "state__players__0__hole__contains=7c",
+        "state__isnull=False",
+        "salt__startswith=a",
+        "salt__gt=8",
+    ],
+)
+def test_the_admin_list_cannot_filter_hands_on_their_secrets(client, superuser, live_hand, query):
+    """A filter on the state or the salt would list a live hand only when it holds the
+    card asked for: the list refuses such a lookup (400) instead of answering it."""
+    client.force_login(superuser)
+    response = client.get(f"/admin/tables/hand/?{query}")
+    assert response.status_code == 400
+    assert secrets_in(response.content.decode(), live_hand) == []
+
+
 def test_hand_events_have_no_admin_page_of_their_own(client, superuser, live_hand):
     client.force_login(superuser)
     assert client.get("/admin/tables/handevent/").status_code == 404
