@@ -147,6 +147,10 @@ def seat_reconnected(*, table_id: int, user: User) -> bool:
         or dropped_turn != hand.turn_version
     ):
         return False
+    if hand.turn_deadline <= timezone.now():
+        # Back after their time was out (the timeout not run yet): RULES §5 gives the
+        # bonus only to a player who reconnects in time; the timeout rule applies.
+        return False
     state = HandState.from_dict(hand.state)
     if state.actor != seat.number:
         return False

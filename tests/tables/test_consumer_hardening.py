@@ -10,6 +10,7 @@ never asserted: the reorder test drives `table_message` on the consumer itself.
 
 import asyncio
 import logging
+from datetime import timedelta
 from typing import ClassVar
 
 import pytest
@@ -21,6 +22,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 from django.db import InterfaceError, OperationalError
 from django.urls import path
+from django.utils import timezone
 
 from cashier.idempotency import CLIENT_KEY_MAX
 from poker_room.asgi import application
@@ -431,3 +433,16 @@ def test_a_drop_on_an_earlier_turn_of_yours_earns_no_bonus_on_a_later_one(table)
     assert not play.seat_reconnected(table_id=table.id, user=actor)
     assert not Hand.objects.get(pk=hand.pk).turn_bonus_used
     assert Seat.objects.get(table=table, player=actor).dropped_turn is None  # forgotten
+
+
+def test_back_after_the_deadline_earns_no_bonus_and_the_timeout_rule_applies(table):
+    """RULES §5: the bonus is for a player who reconnects before their time is out. One
+    back after the deadline, before the late timeout has run, gets no extra time."""
+    actor, hand = heads_up_hand(table)
+    assert play.seat_disconnected(table_id=table.id, user=actor)
+    Hand.objects.filter(pk=hand.pk).update(turn_deadline=timezone.now() - timedelta(seconds=1))
+    assert not play.seat_reconnected(table_id=table.id, user=actor)
+    after = Hand.objects.get(pk=hand.pk)
+    assert not after.turn_bonus_used
+    assert after.turn_deadline < timezone.now()
+    assert play.turn_timeout(table_id=table.id, hand_id=hand.pk, turn=after.turn_version)
