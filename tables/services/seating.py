@@ -245,7 +245,8 @@ def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> S
     seat = _seat_of(table, user)
     seat.sit_out_after_hand = False
     seat.consecutive_timeouts = 0
-    if seat.status == SeatStatus.SITTING_OUT:
+    coming_back = seat.status == SeatStatus.SITTING_OUT
+    if coming_back:
         if seat.stack == 0:
             raise BuyInOutOfRange("You have no chips at this table: top up first.")
         seat.status = SeatStatus.WAITING
@@ -254,7 +255,10 @@ def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> S
         update_fields=["status", "post_big_blind", "sit_out_after_hand", "consecutive_timeouts"]
     )
     _seats_changed(table)
-    _start_soon(table)
+    if coming_back:
+        # Only a player back from sitting out can make a hand possible; a repeated
+        # "I'm back" must not queue a hand start each time.
+        _start_soon(table)
     return seat
 
 

@@ -426,6 +426,23 @@ def test_the_daily_all_in_protection_limit_turns_protection_into_a_fold(table, s
     assert (timed_out.data["seat"], timed_out.data["resolution"]) == (2, "fold")
 
 
+def test_only_a_player_back_from_sitting_out_asks_for_a_hand_to_start(table, monkeypatch):
+    """ "I'm back" sent again and again by a player who is already in must not queue a
+    hand start (a Celery task) each time; the first one back from sitting out does."""
+    starts = []
+    monkeypatch.setattr(seating, "schedule_hand_start", lambda **kw: starts.append(kw))
+    a = funded_player()
+    sit(table, a, 1)
+    starts.clear()
+    for _ in range(5):
+        seating.seat_sit_in(table_id=table.id, user=a)
+    assert starts == []
+    seating.seat_sit_out(table_id=table.id, user=a)
+    seating.seat_sit_in(table_id=table.id, user=a)
+    seating.seat_sit_in(table_id=table.id, user=a)
+    assert len(starts) == 1
+
+
 def test_a_player_back_from_sitting_out_waits_for_the_big_blind_like_a_newcomer(table):
     a, b, c = funded_player(), funded_player(), funded_player()
     for number, user in ((1, a), (2, b), (3, c)):
