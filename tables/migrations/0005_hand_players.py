@@ -5,8 +5,11 @@ state (``state["players"]``, beside ``state["seats"]``) is matched, ignoring cas
 user who has that screen name *today*. A hand whose player has since been renamed, or
 whose name now belongs to someone else, cannot be told apart from here: its row points
 at today's owner of the name (or is missing when nobody has it), as the screen-name
-matching did before this migration. Hands dealt from now on are recorded exactly, when
-they are dealt (`tables.services.hands.hand_start_if_ready`).
+matching did before this migration. A hand still in progress is matched by its seats
+instead: the player sitting in each of its seats now is the one dealt in (nobody changes
+seats during a hand), so a live hand's chips are settled to the right user even if a
+name changed. Hands dealt from now on are recorded exactly, when they are dealt
+(`tables.services.hands.hand_start_if_ready`).
 """
 
 import django.core.validators
@@ -20,14 +23,23 @@ BATCH = 1000
 def fill_hand_players(apps, schema_editor):
     Hand = apps.get_model("tables", "Hand")
     HandPlayer = apps.get_model("tables", "HandPlayer")
+    Seat = apps.get_model("tables", "Seat")
     User = apps.get_model("accounts", "User")
     ids = {name.lower(): pk for pk, name in User.objects.values_list("id", "username")}
+    seated = {
+        (table_id, number): player_id
+        for table_id, number, player_id in Seat.objects.values_list("table_id", "number", "player_id")
+    }
     rows = []
-    for hand_id, state in Hand.objects.order_by("id").values_list("id", "state").iterator():
+    hands = Hand.objects.order_by("id").values_list("id", "table_id", "status", "state")
+    for hand_id, table_id, status, state in hands.iterator():
         state = state or {}
         taken = set()
         for seat, name in zip(state.get("seats", []), state.get("players", []), strict=False):
-            user_id = ids.get(str(name).lower())
+            if status == "in_progress":
+                user_id = seated.get((table_id, seat))
+            else:
+                user_id = ids.get(str(name).lower())
             if user_id is None or user_id in taken:
                 continue
             taken.add(user_id)

@@ -172,21 +172,34 @@ def test_a_renamed_killer_keeps_the_kill():
     assert second.kill is not None and second.kill.seat == kill.seat
 
 
-def test_the_migration_links_existing_hands_to_todays_owner_of_each_name(heads_up):
+def fill_hand_players() -> None:
+    HandPlayer.objects.all().delete()
+    importlib.import_module("tables.migrations.0005_hand_players").fill_hand_players(apps, None)
+
+
+def test_the_migration_links_finished_hands_to_todays_owner_of_each_name(heads_up):
     """Best effort, as documented: names in old hands are matched to today's users."""
     table, alice, bob = heads_up
-    hand, _state = current(table)
-    HandPlayer.objects.all().delete()
-    migration = importlib.import_module("tables.migrations.0005_hand_players")
-    migration.fill_hand_players(apps, None)
+    hand = act_passively(table)
+    assert hand.status == HandStatus.FINISHED
+    fill_hand_players()
     rows = list(HandPlayer.objects.filter(hand=hand).values_list("seat", "user_id", "screen_name"))
     assert rows == [(1, alice.id, "alice"), (2, bob.id, "bob")]
     # A name nobody has any more gets no row (and never someone else's by a wrong case).
-    HandPlayer.objects.all().delete()
     rename(bob, "robert")
-    migration.fill_hand_players(apps, None)
+    fill_hand_players()
     assert list(HandPlayer.objects.filter(hand=hand).values_list("seat", "user_id")) == [
         (1, alice.id)
     ]
-    # Leave the table as the services would have it, for the ledger audit after the test.
-    HandPlayer.objects.create(hand=hand, seat=2, user=bob, screen_name="bob")
+
+
+def test_the_migration_links_a_live_hand_to_the_players_in_its_seats(heads_up):
+    """A hand in progress is matched by its seats, not by names: renamed players and a
+    new owner of an old name cannot take its chips."""
+    table, alice, bob = heads_up
+    hand, _state = current(table)
+    rename(bob, "robert")
+    rename(alice, "bob")
+    fill_hand_players()
+    rows = list(HandPlayer.objects.filter(hand=hand).values_list("seat", "user_id", "screen_name"))
+    assert rows == [(1, alice.id, "alice"), (2, bob.id, "bob")]
