@@ -9,9 +9,15 @@
   or nothing running the timeouts).
 
 The table checks name the tables (id and name) but never a failure's message, which
-only the admin shows.
+only the admin shows. An unexpected error reports its type only: its message can hold a
+server's address or a path, and /healthz is public; the server log has the whole error.
+A process reuses its last report for `HEALTH_REPORT_MAX_AGE_SECONDS`, so a flood of
+requests costs the database and the workers one round of checks per interval.
 """
 
+import logging
+import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TypedDict
@@ -22,6 +28,8 @@ from django.db import connection
 from django.utils import timezone
 
 from poker_room.celery import app as celery_app
+
+logger = logging.getLogger(__name__)
 
 # A sweep runs every 5 s (CELERY_BEAT_SCHEDULE); this leaves room for a busy worker.
 SWEEP_MAX_AGE_SECONDS = 30
@@ -130,5 +138,21 @@ def health_report() -> dict[str, Check]:
         except Unhealthy as exc:
             report[name] = {"ok": False, "detail": str(exc)}
         except Exception as exc:
-            report[name] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
+            logger.warning("health check %s failed", name, exc_info=True)
+            report[name] = {"ok": False, "detail": f"{type(exc).__name__} (see the server log)"}
     return report
+
+
+_recent: tuple[float, dict[str, Check]] | None = None
+_recent_lock = threading.Lock()
+
+
+def health_report_recent() -> dict[str, Check]:
+    """The last report of this process if it is younger than the setting, else a new one
+    (one thread runs the checks; the others wait for its report)."""
+    global _recent
+    max_age = settings.HEALTH_REPORT_MAX_AGE_SECONDS
+    with _recent_lock:
+        if _recent is None or time.monotonic() - _recent[0] >= max_age:
+            _recent = (time.monotonic(), health_report())
+        return _recent[1]

@@ -297,3 +297,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": "INFO"},
 }
+
+# /healthz: a process answers from its last report for this many seconds (poker_room.health).
+HEALTH_REPORT_MAX_AGE_SECONDS = float(env_str("HEALTH_REPORT_MAX_AGE_SECONDS", "2"))

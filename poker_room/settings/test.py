@@ -33,3 +33,5 @@ STORAGES = {
 # Static files are served from the app folders (no collectstatic in the suite).
 STATIC_ROOT = None
 WHITENOISE_USE_FINDERS = True
+# Health tests change the room and look again at once.
+HEALTH_REPORT_MAX_AGE_SECONDS = 0
