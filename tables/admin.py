@@ -31,15 +31,21 @@ from tables.models import (
 from tables.services.admin import table_status_set
 from tables.services.config import stake_config
 
+AMOUNTS_WITH_DEFAULTS = ("small_blind", "small_bet", "big_bet", "buy_in_min", "buy_in_max")
+
 
 class StakeLevelForm(forms.ModelForm):
-    """The admin supplies the model and fields; this adds the engine's check."""
+    """The admin supplies the model and fields; this fills the amounts left empty with
+    RULES.md's defaults (`StakeLevel.defaults_fill`) and adds the engine's check."""
 
     def clean(self) -> dict:
         cleaned = super().clean()
         if self.errors:
             return cleaned
         candidate = StakeLevel(**{k: v for k, v in cleaned.items() if k != "id"})
+        candidate.defaults_fill()
+        for name in AMOUNTS_WITH_DEFAULTS:  # show the admin what was filled in
+            cleaned[name] = getattr(candidate, name)
         try:
             stake_config(stake=candidate).validate()
         except ConfigError as exc:

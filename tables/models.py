@@ -7,9 +7,13 @@ open. The engine's `TableConfig` is built from these (see tables.engine.config).
 Money is integer cents everywhere.
 """
 
+from typing import Any
+
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
+
+from tables.engine.config import default_buy_in_range, default_small_blind
 
 
 class Game(models.TextChoices):
@@ -39,18 +43,26 @@ class StakeLevel(models.Model):
     name = models.CharField(max_length=80, unique=True)
     game = models.CharField(max_length=8, choices=Game.choices)
     structure = models.CharField(max_length=2, choices=Structure.choices)
+    # Left empty in the admin, the amounts RULES.md derives from the big blind are filled
+    # in (`defaults_fill`).
     small_blind = models.BigIntegerField(
+        blank=True,
         validators=[MinValueValidator(0)],
-        help_text="Cents. RULES §2: half the big blind, rounded down to a whole unit.",
+        help_text="Cents. Empty: half the big blind, rounded down to a whole unit from a "
+        "2-unit big blind up (RULES §2, finer point 14).",
     )
     big_blind = models.BigIntegerField(
         validators=[MinValueValidator(1)], help_text="Cents; equals the small bet."
     )
     small_bet = models.BigIntegerField(
-        validators=[MinValueValidator(1)], help_text="Cents: the fixed-limit bet preflop/flop."
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Cents: the fixed-limit bet preflop/flop. Empty: the big blind.",
     )
     big_bet = models.BigIntegerField(
-        validators=[MinValueValidator(1)], help_text="Cents: the fixed-limit bet turn/river."
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Cents: the fixed-limit bet turn/river. Empty: twice the small bet.",
     )
     spread_min = models.BigIntegerField(
         default=0, validators=[MinValueValidator(0)], help_text="Spread limit: smallest bet."
@@ -59,8 +71,16 @@ class StakeLevel(models.Model):
         default=0, validators=[MinValueValidator(0)], help_text="Spread limit: largest bet."
     )
     ante = models.BigIntegerField(default=0, validators=[MinValueValidator(0)])
-    buy_in_min = models.BigIntegerField(validators=[MinValueValidator(1)])
-    buy_in_max = models.BigIntegerField(validators=[MinValueValidator(1)])
+    buy_in_min = models.BigIntegerField(
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Cents. Empty: 20 big blinds up to a 50-cent big blind, else 10 (RULES §4).",
+    )
+    buy_in_max = models.BigIntegerField(
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Cents. Empty: 100 big blinds (RULES §4).",
+    )
     rake_percent_bp = models.PositiveIntegerField(
         "rake (basis points)",
         default=500,
@@ -103,6 +123,26 @@ class StakeLevel(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.defaults_fill()
+        super().save(*args, **kwargs)
+
+    def defaults_fill(self) -> None:
+        """Fill the amounts left empty with RULES.md's defaults for the big blind."""
+        if self.big_blind is None:
+            return
+        if self.small_blind is None:
+            self.small_blind = default_small_blind(self.big_blind)
+        if self.small_bet is None:
+            self.small_bet = self.big_blind
+        if self.big_bet is None:
+            self.big_bet = 2 * self.small_bet
+        minimum, maximum = default_buy_in_range(self.big_blind)
+        if self.buy_in_min is None:
+            self.buy_in_min = minimum
+        if self.buy_in_max is None:
+            self.buy_in_max = max(maximum, self.buy_in_min)
 
 
 class TableStatus(models.TextChoices):

@@ -11,12 +11,9 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from tables.engine.config import default_small_blind
+from tables.engine.config import default_buy_in_range, default_small_blind
 from tables.models import Game, Kill, StakeLevel, Structure
 from tables.services.config import stake_config
-
-# RULES §4: the big blind above which the minimum buy-in drops from 20 to 10 big blinds.
-SMALL_STAKES_BIG_BLIND = 50
 
 
 @dataclass(frozen=True)
@@ -34,7 +31,7 @@ class StakeSpec:
     def fields(self) -> dict[str, object]:
         """Every model field of the stake level this spec describes."""
         bb = self.big_blind
-        minimum = (20 if bb <= SMALL_STAKES_BIG_BLIND else 10) * bb
+        minimum, maximum = default_buy_in_range(bb)
         spread_min, spread_max = self.spread or (0, 0)
         return {
             "game": self.game,
@@ -46,7 +43,7 @@ class StakeSpec:
             "spread_min": spread_min,
             "spread_max": spread_max,
             "buy_in_min": minimum,
-            "buy_in_max": 100 * bb,
+            "buy_in_max": maximum,
             "kill": self.kill,
             "kill_min_pot": self.kill_min_pot,
         }

@@ -102,6 +102,22 @@ def default_small_blind(big_blind: int) -> int:
     return half
 
 
+# RULES §4: the big blind (cents) above which the minimum buy-in drops from 20 to 10 big blinds.
+SMALL_STAKES_BIG_BLIND = 50
+
+
+def default_buy_in_range(big_blind: int) -> tuple[int, int]:
+    """Minimum and maximum buy-in for ``big_blind`` cents per RULES.md section 4.
+
+    At least 20 big blinds where the big blind is 50 cents or less, 10 above; at most 100.
+
+    >>> default_buy_in_range(50), default_buy_in_range(300), default_buy_in_range(2000)
+    ((1000, 5000), (3000, 30000), (20000, 200000))
+    """
+    minimum = (20 if big_blind <= SMALL_STAKES_BIG_BLIND else 10) * big_blind
+    return minimum, 100 * big_blind
+
+
 @dataclass(frozen=True, slots=True)
 class KillInfo:
     """A kill in force for a hand: the killer's seat and the multiplier.
