@@ -42,17 +42,24 @@ def seats_public(seats: list[Seat]) -> list[dict]:
     ]
 
 
-def buy_in_range(*, table: Table, user: User) -> tuple[int, int]:
-    """The smallest and largest buy-in this player may bring to this table now."""
+def rathole_departure(*, table: Table, user: User) -> Departure | None:
+    """This player's last departure from the table's stake level inside the rathole
+    window (RULES §4), if any: they must bring back at least what they left with."""
     stake = table.stake_level
-    low, high = stake.buy_in_min, stake.buy_in_max
     since = timezone.now() - timedelta(minutes=stake.rathole_minutes)
     # Finer point 15: a return exactly `rathole_minutes` later is still inside the window.
-    last = (
+    return (
         Departure.objects.filter(player=user, stake_level=stake, left_at__gte=since)
         .order_by("-left_at")
         .first()
     )
+
+
+def buy_in_range(*, table: Table, user: User) -> tuple[int, int]:
+    """The smallest and largest buy-in this player may bring to this table now."""
+    stake = table.stake_level
+    low, high = stake.buy_in_min, stake.buy_in_max
+    last = rathole_departure(table=table, user=user)
     if last is not None:
         low = max(low, min(last.stack, high))
     return low, high

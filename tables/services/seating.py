@@ -29,6 +29,7 @@ from tables.selectors import (
     buy_in_range,
     hand_dealt_to,
     hand_in_progress,
+    rathole_departure,
     seats_public,
     table_seats,
 )
@@ -146,7 +147,7 @@ def seat_take(
         raise SeatUnavailable(f"Seat {seat_number} is taken.")
     low, high = buy_in_range(table=table, user=user)
     if type(buy_in) is not int or not low <= buy_in <= high:
-        raise BuyInOutOfRange(f"The buy-in must be from {dollars(low)} to {dollars(high)}.")
+        raise BuyInOutOfRange(_buy_in_refusal(table=table, user=user, low=low, high=high))
     posting = _money(
         cashier.table_buy_in, user=user, table=table, amount=buy_in, idempotency_key=idempotency_key
     )
@@ -164,6 +165,18 @@ def seat_take(
     _seats_changed(table)
     _start_soon(table)
     return seat
+
+
+def _buy_in_refusal(*, table: Table, user: User, low: int, high: int) -> str:
+    refusal = f"The buy-in must be from {dollars(low)} to {dollars(high)}."
+    last = rathole_departure(table=table, user=user)
+    if last is None or low == table.stake_level.buy_in_min:
+        return refusal
+    minutes = table.stake_level.rathole_minutes
+    return (
+        f"{refusal} You left this stake level with {dollars(last.stack)} within the last "
+        f"{minutes} minutes: you must bring at least {dollars(low)} (no ratholing)."
+    )
 
 
 def _made_for(seat: Seat, top_up: LedgerTransaction) -> bool:

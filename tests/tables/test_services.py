@@ -463,3 +463,40 @@ def test_a_player_back_from_sitting_out_waits_for_the_big_blind_like_a_newcomer(
         play_passively(table)
     else:
         raise AssertionError("the big blind never reached the returning player")
+
+
+def test_rules_4_a_rathole_refusal_says_what_the_player_left_with_and_must_bring(table):
+    alice = funded_player()
+    sit(table, alice, 1, buy_in=18_000)
+    seating.seat_leave(table_id=table.id, user=alice)
+    with pytest.raises(BuyInOutOfRange) as refused:
+        sit(table, alice, 2, buy_in=10_000)
+    assert str(refused.value) == (
+        "The buy-in must be from $180.00 to $200.00. You left this stake level with $180.00 "
+        "within the last 60 minutes: you must bring at least $180.00 (no ratholing)."
+    )
+    assert sit(table, alice, 2, buy_in=18_000).stack == 18_000
+
+
+def test_finer_point_15_the_rathole_window_is_inclusive_and_then_ends(table):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    alice = funded_player()
+    sit(table, alice, 1, buy_in=18_000)
+    seating.seat_leave(table_id=table.id, user=alice)
+    departure = Departure.objects.get(player=alice)
+    # Exactly rathole_minutes ago (a second's grace for the test's own run time): inside.
+    edge = timezone.now() - timedelta(minutes=60) + timedelta(seconds=1)
+    Departure.objects.filter(pk=departure.pk).update(left_at=edge)
+    with pytest.raises(BuyInOutOfRange, match="no ratholing"):
+        sit(table, alice, 2, buy_in=10_000)
+    Departure.objects.filter(pk=departure.pk).update(left_at=edge - timedelta(seconds=2))
+    assert sit(table, alice, 2, buy_in=4_000).stack == 4_000
+
+
+def test_a_buy_in_out_of_range_with_no_rathole_names_only_the_range(table):
+    with pytest.raises(BuyInOutOfRange) as refused:
+        sit(table, funded_player(), 1, buy_in=100)
+    assert str(refused.value) == "The buy-in must be from $40.00 to $200.00."
