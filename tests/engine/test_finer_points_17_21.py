@@ -9,6 +9,8 @@ Where pokerkit plays these differently, ``test_differential.py`` pins the differ
 golden replays of these points are in ``test_replays.py``.
 """
 
+import json
+
 import pytest
 
 from tables.engine import errors
@@ -176,6 +178,17 @@ def test_finer_point_18_big_blind_all_in_from_the_ante_counts_in_full() -> None:
     state, events = begin(cfg, {1: 10_000, 2: 10_000, 3: 20, 4: 10_000}, button=1)
     assert (3, "big_blind", 0, True) not in posts(events) and state.to_match == 200
     assert options(state) == (200, 400, 200 + (4 * 20 + 100 + 200 + 200), None)
+
+
+def test_finer_point_18_shortfall_survives_json_and_older_states_load() -> None:
+    """The table services keep the state as JSON between actions; a state saved before
+    ``blind_shortfall`` existed loads with none."""
+    state, _ = begin(PL_100_200, {1: 10_000, 2: 10_000, 3: 100, 4: 10_000}, button=1)
+    saved = json.loads(json.dumps(state.to_dict()))
+    assert saved["blind_shortfall"] == 100
+    assert options(HandState.from_dict(saved))[2] == 700
+    del saved["blind_shortfall"]
+    assert options(HandState.from_dict(saved))[2] == 600  # as the engine played it then
 
 
 # -- 19: several short all-ins reopen the betting for a player who acted ------------------
