@@ -163,7 +163,8 @@ def refuse_bet_raise(legal: LegalActions, to: int | None, structure: Structure) 
             raise errors.BettingCapped("The betting is capped: you may only call or fold.")
         if closed == "raise_not_reopened":
             raise errors.RaiseNotReopened(
-                "A short all-in did not reopen the betting: you may only call or fold."
+                "The all-ins since you acted do not add up to a full raise: you may only "
+                "call or fold."
             )
         if closed == "opponents_all_in":
             raise errors.OpponentsAllIn(

@@ -14,11 +14,13 @@ current street, the "raise TO" convention of the API):
   counts (finer point 1) and never changes ``last_raise``.
 
 Short all-in rule: a raise whose increment is below the required minimum is only
-possible as an all-in; it moves ``to_match`` but neither counts as a bet nor reopens the
-betting for players who already acted. The next full raise must be at least the last full
-bet or raise *on top of* the all-in amount (finer point 1), which is what
-``to_match + increment`` gives below. Several short all-ins never add up to a full raise
-(we read the rule literally).
+possible as an all-in; it moves ``to_match`` but neither counts as a bet nor, on its own,
+reopens the betting for players who already acted. The next full raise must be at least
+the last full bet or raise *on top of* the all-in amount (finer points 1 and 21), which
+is what ``to_match + increment`` gives below. Several short all-ins of one round do
+reopen it for a player who already acted when together they leave that player facing
+at least :func:`min_raise_increment` (finer point 19); :mod:`tables.engine.state` checks
+that, and the minimum raise stays the last full bet or raise.
 """
 
 from __future__ import annotations

@@ -95,7 +95,8 @@ class BettingCapped(IllegalAction):
 
 
 class RaiseNotReopened(IllegalAction):
-    """A short all-in did not reopen the betting for a player who already acted."""
+    """Short all-ins did not reopen the betting for a player who already acted (together
+    they leave that player facing less than a full bet or raise, finer point 19)."""
 
     code = "raise_not_reopened"
 

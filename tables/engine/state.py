@@ -43,9 +43,12 @@ act when they are still in with chips and have not acted since the last full rai
 are below ``to_match``. Forced live bets (blinds, straddle, kill blind, overblind,
 newcomers' big blinds) are not actions, so their posters get the option when the action
 comes back unraised. A short all-in raises ``to_match`` but clears nobody's ``acted``:
-players who already acted may then only call or fold (RULES.md section 2).
+a player who already acted may then only call or fold, unless the short all-ins since
+they acted leave them facing at least a full bet or raise (finer point 19).
 
-Preflop ``to_match`` is the largest *nominal* forced live bet even if its poster was short;
+Preflop ``to_match`` is the largest *nominal* forced live bet even if its poster was short
+(finer point 17), and ``blind_shortfall`` (what the short posters lack) is counted in the
+preflop pot-limit maximum (finer point 18);
 the round's first actor is left of the big blind (left of the straddle); a killer with
 ``killer_acts_last`` and an overblinder are moved to the end of the preflop order. Post-flop
 the first player left of the button opens.
@@ -55,7 +58,8 @@ Decisions documented here (RULES.md leaves them open)
 
 * Folding is not offered when checking is free; a timeout checks in that case anyway.
 * Nobody may bet or raise when no other player still in could call any of it (all the
-  others are all-in or have no more chips than the current bet), as pokerkit does.
+  others are all-in or have no more chips than the current bet), as pokerkit does
+  (finer point 20).
 * Chop is decided automatically from the two blinds' ``chop`` preferences at the moment
   everyone else has folded to them (allowed only without straddle, kill, overblind or
   newcomer big blinds, with at least three players dealt in).
@@ -63,10 +67,15 @@ Decisions documented here (RULES.md leaves them open)
   (the limits are already raised; never compounding, as finer point 5 says of kills).
   A straddle needs at least three players dealt in.
 * Voluntary posts (straddle, overblind) need the chips to post them in full.
-* A big blind (straddle, kill blind) posted all-in for less still sets the amount to call
-  for the others; a player who already covers every all-in opponent is not asked to act.
-* Short all-ins never add up to a reopening raise, never count toward the limit cap, and
-  the next full raise is the last full increment on top of them (fixed limit too).
+* A big blind (kill blind, newcomer's big blind) posted all-in for less still sets the
+  amount to call for the others (finer point 17); a player who already covers every
+  all-in opponent is not asked to act. A straddle or overblind is never posted short:
+  it needs the chips to post it in full (above).
+* Short all-ins never count toward the limit cap, and the next full raise is the last
+  full increment on top of them (finer points 1 and 21, fixed limit too). They reopen the
+  betting for a player who already acted only when together they leave that player
+  facing at least the last full bet or raise (finer point 19); the minimum raise stays
+  that full bet or raise.
 * With ``killer_acts_last`` off the killer acts in seat order; their first turn in an
   unraised pot is their option (check or raise), as for any live blind.
 * The kill multiplier is the one in the ``KillInfo`` passed in (the table's setting when
@@ -111,6 +120,7 @@ from tables.engine.betting import (
     Limits,
     Street,
     is_capped,
+    min_raise_increment,
     raise_bounds,
 )
 from tables.engine.cards import card_str
@@ -219,6 +229,10 @@ class HandState:
     runout: bool
     over: bool
     result: HandResult | None
+    # What the live blinds posted all-in for less lack of their nominal amounts: the
+    # preflop pot-limit maximum counts them as posted in full (finer point 18). Last and
+    # with a default, so that states saved before it existed still load.
+    blind_shortfall: int = 0
 
     # -- copying ------------------------------------------------------------------------
 
@@ -263,6 +277,7 @@ class HandState:
         new.runout = self.runout
         new.over = self.over
         new.result = self.result
+        new.blind_shortfall = self.blind_shortfall
         return new
 
     # -- simple queries -----------------------------------------------------------------
@@ -367,15 +382,23 @@ class HandState:
         limits = self.limits
         if is_capped(limits, self.full_bets):
             return None, None, "betting_capped", 0
-        if self.acted[i]:
+        street = self.street
+        if self.acted[i] and to_match - committed[i] < min_raise_increment(
+            limits, street, self.last_raise
+        ):
+            # Finer points 1, 19, 21: the short all-ins since this player acted leave them
+            # facing less than a full bet or raise; together they may reach one.
             return None, None, "raise_not_reopened", 0
+        pot_total = sum(self.contributed)
+        if street is PREFLOP:
+            pot_total += self.blind_shortfall  # finer point 18: every blind in full
         low, high = raise_bounds(
             limits,
-            self.street,
+            street,
             to_match=to_match,
             last_raise=self.last_raise,
             committed=committed[i],
-            pot_total=sum(self.contributed),
+            pot_total=pot_total,
         )
         if all_in_to < low:
             return all_in_to, all_in_to, None, low
@@ -656,10 +679,13 @@ def start_hand(
     for j, (kind, amount) in special.items():
         posts.append((j, kind, amount, True))
         nominal.append(amount)
+    blind_shortfall = 0
     for j, kind, amount, live in posts:
         stack = stacks[j]
         paid = amount if amount < stack else stack
-        if paid <= 0:
+        if live and paid < amount:  # a blind posted all-in for less (finer points 17-18)
+            blind_shortfall += amount - paid
+        if paid <= 0:  # all-in from the ante already
             continue
         stacks[j] = stack = stack - paid
         contributed[j] += paid
@@ -738,6 +764,7 @@ def start_hand(
     state.runout = False
     state.over = False
     state.result = None
+    state.blind_shortfall = blind_shortfall
     # Nobody has acted yet: the first in order opens, when someone else can act too.
     state.actor_index = state.order[0] if len(state.order) > 1 else lone_actor(state)
     if state.actor_index is None:  # everyone is all-in from the posts

@@ -23,18 +23,33 @@ Known differences that configuration cannot remove, and how the tests deal with 
   be burned"). RULES.md gives such a pot whole to the high hand. Those hands are counted
   and skipped; the test asserts they stay a minority and that the engine conserved
   every chip.
-* **Short blinds.** A big blind (or straddle) posted short still sets the amount to
-  call in our engine (the nominal blind, state.py); pokerkit only asks to match what was
-  posted. The generator gives the blind and straddle seats the chips to post in full;
-  other stacks stay short.
-* **Short all-ins.** RULES.md (finer point 1) and our engine never let short all-ins add
-  up to a reopening raise and never count them toward the limit cap; pokerkit does both.
-  After a short all-in on a street the raise options may differ; the driver then only
-  picks actions both engines allow (call or fold) for that decision.
-* **Nobody left to call.** pokerkit refuses a bet or raise when no other player could
-  call any of it (everyone else is all-in or already covered); our engine only refuses it
-  when everyone else is all-in. The extra raise is returned as uncalled, so stacks agree;
-  the driver does not raise there.
+* **Short blinds** (finer points 17 and 18). A blind posted all-in for less still sets the
+  amount to call, the raise sizes and the preflop pot-limit maximum in our engine, as if
+  posted in full; pokerkit only asks to match what was posted and counts only the chips
+  in the pot. Every call would then differ, so the generator gives the blind seats the
+  chips to post in full (other stacks stay short) and the difference is pinned below
+  (``test_pokerkit_differs_finer_point_17_*`` and ``_18_*``). The engine never posts a
+  straddle short.
+* **Short all-ins** (finer points 1, 19 and 21). After a short all-in on a street the raise
+  options may differ in three known ways, each named when it is met; the driver then
+  only picks actions both engines allow (call or fold) for that decision:
+
+  - *counted toward the cap*: pokerkit counts a short all-in as one of the limit bets, so
+    it caps the round a bet early (finer point 21 says it does not count);
+  - *short of a full raise since pokerkit's last one*: pokerkit adds up only the short
+    all-ins since the last full raise or since they last added up to one, so a player
+    who already acted and faces a full raise made of all-ins on both sides of that point
+    may not raise there (finer point 19 counts everything they face);
+  - *taken for a full bet*: pokerkit measures a raise against the largest bet or raise
+    of the street so far, which starts from nothing rather than from the minimum bet or
+    the blinds: an all-in for less that opens a street, or raises the blinds (or the
+    straddle) before any full raise, becomes its yardstick and so reopens the betting
+    for the players who already acted, as does a later all-in as large (finer points 1
+    and 21 say neither is a full bet; pinned below for a short opening bet).
+
+  RULES.md's own example of finer point 19 plays the same in both (pinned below).
+* **Nobody left to call** (finer point 20): both engines refuse a bet or raise when no
+  other player still in could call any of it (pinned below).
 * **Idle checks.** When the only other player left is all-in for less than the big
   blind, pokerkit still asks the big blind to check; our engine closes the round (there
   is nothing to call and nobody to raise against). The driver plays that check in
@@ -55,6 +70,7 @@ from dataclasses import dataclass, field, replace
 import pytest
 from pokerkit import State
 
+from tables.engine import testing
 from tables.engine.actions import Action, ActionKind
 from tables.engine.betting import Street
 from tables.engine.config import Game, Structure, TableConfig
@@ -137,15 +153,24 @@ class Mismatch(AssertionError):
 
 
 def _raise_gap_is_known(ours: HandState, pk: State, short_all_in: bool) -> str | None:
-    """Name the known difference behind differing raise options, if there is one."""
-    if short_all_in:
-        return "short all-in"
-    i = ours.actor_index
-    covered = all(
-        j == i or s != "in" or ours.stacks[j] + ours.committed[j] <= ours.to_match
-        for j, s in enumerate(ours.status)
-    )
-    return "nobody left to call" if covered else None
+    """Name the known difference behind differing raise options, if there is one (the
+    "short all-ins" of the module docstring; any other gap is a mismatch)."""
+    if not short_all_in:
+        return None
+    legal = ours.legal_actions()
+    pk_can_raise = pk.can_complete_bet_or_raise_to()
+    if legal.can_bet_raise and not pk_can_raise:
+        street = pk.street
+        if (
+            street is not None
+            and pk.completion_betting_or_raising_count
+            == street.max_completion_betting_or_raising_count
+        ):
+            return "short all-in counted toward the cap"
+        return "short of a full raise since pokerkit's last one"
+    if pk_can_raise and legal.raise_closed == "raise_not_reopened":
+        return "short all-in taken for a full bet"
+    return None
 
 
 def choose(
@@ -281,3 +306,114 @@ def test_engine_matches_pokerkit(game: Game, structure: Structure) -> None:
 def test_engine_matches_pokerkit_long(game: Game, structure: Structure) -> None:
     totals = run(game, structure, hands=2000, seed=11)
     print(game, structure, dict(totals))
+
+
+# -- Pinned differences: the finer points pokerkit plays otherwise (RULES.md section 8) --
+# Each test plays one hand in both engines and pins what each offers the player to act
+# (call amount, minimum and maximum raise): ours by RULES.md, pokerkit 0.7.7 as it is. A
+# pokerkit upgrade that changes its side fails here, by name.
+
+Offer = tuple[int | None, int | None, int | None]
+
+
+def offers_after(
+    config: TableConfig, stacks: dict[int, int], button: int, *specs: str
+) -> tuple[Offer, Offer]:
+    """Play ``specs`` (as ``tables.engine.testing.act``) in both engines; return what each
+    offers the player to act then: ``(call, min_to, max_to)`` (None when not offered)."""
+    ours, _ = testing.begin(config, stacks, button=button)
+    pk = pka.start_like(ours)
+    board = pka.board_of(ours)
+    pka.deal_due_board(pk, board)
+    for spec in specs:
+        ours, _ = testing.act(ours, spec)
+        word, _, amount = spec.partition(" ")
+        pka.play(pk, "bet_raise" if word in ("bet", "raise") else word, int(amount or 0))
+        pka.deal_due_board(pk, board)
+    legal = ours.legal_actions()
+    assert pk.actor_index is not None and pka.phh_order(ours)[pk.actor_index] == ours.actor_index
+    return (
+        (legal.call_amount, legal.min_to, legal.max_to),
+        (
+            pk.checking_or_calling_amount or None,
+            pk.min_completion_betting_or_raising_to_amount,
+            pk.max_completion_betting_or_raising_to_amount,
+        ),
+    )
+
+
+def test_pokerkit_differs_finer_point_17_short_big_blind_counts_in_full() -> None:
+    """Blinds 1/2, big blind all-in for 1: we ask 2 to call and a raise to 4; pokerkit asks
+    1 and a raise to 3. $3/$6 limit, big blind all-in for $1: $3 and $6 against $1 and $4."""
+    nl = TableConfig(game=Game.HOLDEM, structure=Structure.NL, big_blind=2)
+    ours, pk = offers_after(nl, {1: 100, 2: 100, 3: 1, 4: 100}, 1)
+    assert ours == (2, 4, 100) and pk == (1, 3, 100)
+    fl = TableConfig(game=Game.HOLDEM, structure=Structure.FL, big_blind=300)
+    ours, pk = offers_after(fl, {1: 10_000, 2: 10_000, 3: 100, 4: 10_000}, 1)
+    assert ours == (300, 600, 600) and pk == (100, 400, 400)
+
+
+def test_pokerkit_differs_finer_point_18_preflop_pot_limit_counts_blinds_in_full() -> None:
+    """PL 100/200 with the small blind all-in for 30: we allow a raise to 700 (the blinds
+    counted as 100 + 200), pokerkit to 630 (the 230 chips in). With the big blind all-in
+    for 100 (finer point 17 too): 200 to call and a raise to 700, against 100 and 400."""
+    pl = TableConfig(game=Game.OMAHA, structure=Structure.PL, big_blind=200, small_blind=100)
+    ours, pk = offers_after(pl, {1: 10_000, 2: 30, 3: 10_000, 4: 10_000}, 1)
+    assert ours == (200, 400, 700) and pk == (200, 400, 630)
+    ours, pk = offers_after(pl, {1: 10_000, 2: 10_000, 3: 100, 4: 10_000}, 1)
+    assert ours == (200, 400, 700) and pk == (100, 300, 400)
+
+
+NL_1_2 = TableConfig(game=Game.HOLDEM, structure=Structure.NL, big_blind=2)
+#: Six players limp in for 2 (the button folds); on the flop A (seat 1) bets 100, B
+#: (seat 2) is all-in for 150, seat 3 calls, C (seat 4) is all-in for 210, seat 5 calls.
+FINER_19 = ("call", "call", "call", "fold", "call", "check")
+FINER_19 += ("bet 100", "raise 150", "call", "raise 210", "call")
+
+
+def test_pokerkit_agrees_finer_point_19_rules_example() -> None:
+    """RULES example: A faces 110 and may raise to 310; the player who called 150 faces
+    60 and may only call or fold. pokerkit 0.7.7 adds the short all-ins up the same way."""
+    stacks = {1: 1000, 2: 152, 3: 1000, 4: 212, 5: 1000, 6: 1000}
+    ours, pk = offers_after(NL_1_2, stacks, 6, *FINER_19)
+    assert ours == pk == (110, 310, 998)
+    ours, pk = offers_after(NL_1_2, stacks, 6, *FINER_19, "call")
+    assert ours == pk == (60, None, None)
+
+
+def test_pokerkit_differs_finer_point_19_short_all_ins_on_both_sides_of_a_reopening() -> None:
+    """As the RULES example, but the button then goes all-in for 260 (50 more): A faces
+    160 and may raise by finer point 19; pokerkit counts only the 50 since B's and C's
+    all-ins added up, and refuses."""
+    stacks = {1: 1000, 2: 152, 3: 1000, 4: 212, 5: 1000, 6: 262}
+    specs = ("call",) * 5 + ("check", "bet 100", "raise 150", "call", "raise 210", "call")
+    ours, pk = offers_after(NL_1_2, stacks, 6, *specs, "raise 260")
+    assert ours == (160, 360, 998) and pk == (160, None, None)
+
+
+def test_pokerkit_agrees_finer_point_20_nobody_left_to_call() -> None:
+    """The button all-in for 1000 and the big blind with exactly 1000: no raise in either."""
+    nl = TableConfig(game=Game.HOLDEM, structure=Structure.NL, big_blind=100)
+    ours, pk = offers_after(nl, {1: 1000, 2: 10_000, 3: 1000}, 1, "raise 1000")
+    assert ours == pk == (950, None, None)
+
+
+def test_pokerkit_differs_finer_point_21_short_all_in_not_counted_toward_the_cap() -> None:
+    """FL 100/200 flop: bet, raise, re-raise, then an all-in for 50 more: we let the next
+    player make the fourth bet, to 450; pokerkit counted the all-in as the fourth."""
+    fl = TableConfig(game=Game.HOLDEM, structure=Structure.FL, big_blind=100)
+    stacks = {1: 10_000, 2: 10_000, 3: 10_000, 4: 450, 5: 10_000}
+    specs = ("call",) * 4 + ("check", "bet 100", "raise 200", "raise 300", "raise 350")
+    ours, pk = offers_after(fl, stacks, 5, *specs)
+    assert ours == (350, 450, 450) and pk == (350, None, None)
+
+
+def test_pokerkit_differs_finer_point_21_short_all_in_opening_a_street() -> None:
+    """FL 100/200 flop: A checks, B bets all-in for 60 (less than the 100 bet), C calls:
+    A may only call (finer point 21); pokerkit took the 60 for a full bet and lets A raise
+    (to 160: a full bet on top of it)."""
+    fl = TableConfig(game=Game.HOLDEM, structure=Structure.FL, big_blind=100)
+    stacks = {1: 10_000, 2: 160, 3: 10_000}  # button 3: SB 1 (A), BB 2 (B)
+    specs = ("call", "call", "check", "check", "bet 60", "call")
+    ours, pk = offers_after(fl, stacks, 3, *specs)
+    assert ours == (60, None, None) and pk == (60, 160, 160)
