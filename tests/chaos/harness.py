@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Sum
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from accounts.models import User
 from cashier.audit import ledger_audit
@@ -47,8 +47,11 @@ _worlds = itertools.count(1)
 
 
 def chaos_settings(*, examples: int, steps: int) -> settings:
-    """Hypothesis settings: small by default, raised by CHAOS_EXAMPLES / CHAOS_STEPS."""
+    """Hypothesis settings: small by default, raised by CHAOS_EXAMPLES / CHAOS_STEPS;
+    CHAOS_NO_SHRINK=1 reports the first failure as found (for the mutant runs)."""
+    phases = [p for p in Phase if p is not Phase.shrink or not os.environ.get("CHAOS_NO_SHRINK")]
     return settings(
+        phases=phases,
         max_examples=int(os.environ.get("CHAOS_EXAMPLES", examples)),
         stateful_step_count=int(os.environ.get("CHAOS_STEPS", steps)),
         deadline=None,
