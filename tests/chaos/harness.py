@@ -159,9 +159,9 @@ def ledger_checks(world: World) -> None:
     wallets = LedgerAccount.objects.filter(
         kind=AccountKind.WALLET, user__in=world.people
     ).aggregate(total=Sum("balance"))["total"]
-    tables = LedgerAccount.objects.filter(
-        kind=AccountKind.TABLE, table__in=world.tables
-    ).aggregate(total=Sum("balance"))["total"]
+    tables = LedgerAccount.objects.filter(kind=AccountKind.TABLE, table__in=world.tables).aggregate(
+        total=Sum("balance")
+    )["total"]
     raked = _system_balance(AccountKind.HOUSE) - world.house_before
     held = _system_balance(AccountKind.HOLD) - world.hold_before
     held_total = (wallets or 0) + (tables or 0) + raked + held
@@ -187,8 +187,7 @@ def table_checks(world: World) -> None:
         )
         if table.pk not in world.broken:
             assert table.failure_count == 0 and not table.paused_reason, (
-                f"table {table.pk} failing by itself: {table.failure_count} "
-                f"{table.paused_reason!r}"
+                f"table {table.pk} failing by itself: {table.failure_count} {table.paused_reason!r}"
             )
             if table.status != TableStatus.OPEN:
                 assert world.asked_status.get(table.pk) == table.status, (
@@ -218,7 +217,8 @@ def hole_cards(hand: Hand) -> dict[int, set[str]]:
     """Seat -> its hole cards, as the messages write them."""
     state = HandState.from_dict(hand.state)
     return {
-        seat: {card_str(c) for c in cards} for seat, cards in zip(state.seats, state.hole, strict=True)
+        seat: {card_str(c) for c in cards}
+        for seat, cards in zip(state.seats, state.hole, strict=True)
     }
 
 

@@ -89,6 +89,7 @@ class ServicesMachine(RuleBasedStateMachine):
         self.sits: list[KeyUse] = []
         self.top_ups: list[KeyUse] = []
         self.messages_seen = 0
+        self.keys_sent: set[tuple[int, str, str]] = set()
         for table, count in zip(self.world.tables, seated, strict=True):
             for number, user in enumerate(self.world.players[:count], start=1):
                 raw = uuid.uuid4().hex
@@ -131,17 +132,33 @@ class ServicesMachine(RuleBasedStateMachine):
         return client_idempotency_key(channel="api", user_id=user.pk, command=command, key=raw)
 
     def raw_key(self, data) -> str:
-        shape = data.draw(st.sampled_from(("fresh",) + harness.ROOM_KEY_SHAPES))
+        shape = data.draw(st.sampled_from(("fresh", *harness.ROOM_KEY_SHAPES)))
         if shape == "fresh":
             return uuid.uuid4().hex
         return shape.format(
             hand=(Hand.objects.order_by("-pk").values_list("pk", flat=True).first() or 1),
             seat=(Seat.objects.order_by("-pk").values_list("pk", flat=True).first() or 1),
-            withdrawal=(Withdrawal.objects.order_by("-pk").values_list("pk", flat=True).first() or 1),
+            withdrawal=(
+                Withdrawal.objects.order_by("-pk").values_list("pk", flat=True).first() or 1
+            ),
         )
 
     def seat_of(self, table: Table, user) -> Seat | None:
         return Seat.objects.filter(table=table, player=user).first()
+
+    def someone_at(self, data, table: Table):
+        """Mostly a player seated at the table (they are the ones who leave or top up),
+        sometimes anyone at all."""
+        seated = [s.player for s in Seat.objects.filter(table=table).select_related("player")]
+        return data.draw(st.sampled_from(seated * 3 + self.world.people))
+
+    def used(self, user, command: str, raw: str) -> bool:
+        """Whether this key was sent before (then a "fresh" request is a replay)."""
+        seen = (user.pk, command, raw)
+        if seen in self.keys_sent:
+            return True
+        self.keys_sent.add(seen)
+        return False
 
     # -- the cashier ----------------------------------------------------------------------
 
@@ -181,6 +198,7 @@ class ServicesMachine(RuleBasedStateMachine):
         table = data.draw(st.sampled_from(self.world.tables))
         user = data.draw(st.sampled_from(self.world.people))
         raw = self.raw_key(data)
+        replay = self.used(user, "sit", raw)
         before = harness.wallet(user)
         ok, seat = self.attempt(
             table,
@@ -195,7 +213,7 @@ class ServicesMachine(RuleBasedStateMachine):
         )
         if user == self.world.staff:
             assert not ok and seat.code == "cannot_play", f"staff sat down: {seat}"
-        if ok:
+        if ok and not replay:
             assert seat.stack == amount and harness.wallet(user) == before - amount
             self.sits.append(KeyUse(raw, table, user, amount, number, seat.pk))
 
@@ -236,8 +254,9 @@ class ServicesMachine(RuleBasedStateMachine):
     @counted
     def top_up(self, data, amount: int) -> None:
         table = data.draw(st.sampled_from(self.world.tables))
-        user = data.draw(st.sampled_from(self.world.people))
+        user = self.someone_at(data, table)
         raw = self.raw_key(data)
+        replay = self.used(user, "top_up", raw)
         before = harness.wallet(user)
         seat_before = self.seat_of(table, user)
         ok, seat = self.attempt(
@@ -251,7 +270,7 @@ class ServicesMachine(RuleBasedStateMachine):
         )
         if user == self.world.staff:
             assert not ok, "staff topped up"
-        if ok:
+        if ok and not replay:
             assert seat.stack == seat_before.stack + amount
             assert harness.wallet(user) == before - amount
             self.top_ups.append(KeyUse(raw, table, user, amount, seat.number, seat.pk))
@@ -294,7 +313,7 @@ class ServicesMachine(RuleBasedStateMachine):
         if actor and live is not None:
             user = Seat.objects.get(table=table, number=live[1].actor).player
         else:
-            user = data.draw(st.sampled_from(self.world.people))
+            user = self.someone_at(data, table)
         seated = self.seat_of(table, user) is not None
         ok, result = self.attempt(table, lambda: seating.seat_leave(table_id=table.pk, user=user))
         if self.healthy(table):
@@ -327,7 +346,9 @@ class ServicesMachine(RuleBasedStateMachine):
         user = data.draw(st.sampled_from(self.world.players))
         self.attempt(
             table,
-            lambda: advance.seat_advance_set(table_id=table.pk, user=user, kind=kind, amount=amount),
+            lambda: advance.seat_advance_set(
+                table_id=table.pk, user=user, kind=kind, amount=amount
+            ),
         )
 
     # -- playing --------------------------------------------------------------------------
@@ -399,9 +420,11 @@ class ServicesMachine(RuleBasedStateMachine):
                 amount = data.draw(st.sampled_from(BET_AMOUNTS + ODD_AMOUNTS))
                 if type(amount) is int and state.can(Action.bet_raise(state.actor, amount)):
                     return  # a legal bet after all: act_legal's business
-        ok, result = self.attempt(
+        ok, _ = self.attempt(
             table,
-            lambda: play.hand_act(table_id=table.pk, user=user, kind=kind, amount=amount, turn=turn),
+            lambda: play.hand_act(
+                table_id=table.pk, user=user, kind=kind, amount=amount, turn=turn
+            ),
         )
         assert not ok, f"an illegal act ({how}: {kind} {amount} turn {turn}) was carried out"
 
@@ -489,9 +512,7 @@ class ServicesMachine(RuleBasedStateMachine):
     def admin_sets_status(self, data, status: TableStatus) -> None:
         table = data.draw(st.sampled_from(self.world.tables))
         self.world.asked_status[table.pk] = status
-        ok, result = self.attempt(
-            table, lambda: table_status_set(table_id=table.pk, status=status)
-        )
+        ok, result = self.attempt(table, lambda: table_status_set(table_id=table.pk, status=status))
         assert ok, f"the admin could not set {status}: {result!r}"
 
     @rule(data=st.data())

@@ -1,13 +1,13 @@
 """How far a chaos run got: examples and steps, and the step where it first failed.
 
-`counted` wraps a rule and `checked` an invariant: a rule counts a step; both remember where the first
-failure happened (before Hypothesis starts shrinking it), which the test prints, so a
-run says how many steps it took to find a bug.
+`counted` wraps a rule and `checked` an invariant: a rule counts a step, and both
+remember where the first failure happened (before Hypothesis starts shrinking it),
+which the test prints, so a run says how many steps it took to find a bug.
 """
 
 import functools
-from collections.abc import Callable
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
