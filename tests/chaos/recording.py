@@ -1,0 +1,90 @@
+"""The room's outside world, recorded instead of used: the Celery tasks the services
+schedule, the messages they publish, and a fault the machine can inject into one table.
+
+No Celery worker runs under the chaos machines: a scheduled turn timeout or deal is
+recorded and a machine decides when (and whether) it fires, so no clock of the machine
+running the test moves a table. The services machine also records the published
+messages (the WebSocket machine lets them go to the real Redis channel layer and reads
+them from its sockets).
+"""
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from tables.engine.state import HandState
+from tables.events import TableMessage
+from tables.models import Hand, HandStatus
+
+FAULT = "chaos: injected fault"
+_load_state = HandState.from_dict
+
+
+@dataclass
+class Recorded:
+    timeouts: list[tuple[int, int, int]] = field(default_factory=list)
+    deals: list[int] = field(default_factory=list)
+    # (table id, hand id the message is about or None, message)
+    messages: list[tuple[int, int | None, TableMessage]] = field(default_factory=list)
+    broken: set[int] = field(default_factory=set)
+    armed: bool = False
+
+    def clear(self) -> None:
+        self.timeouts.clear()
+        self.deals.clear()
+        self.messages.clear()
+        self.broken.clear()
+        self.armed = False
+
+
+RECORDED = Recorded()
+
+
+def send_recorded(name: str, *, args: tuple[int, ...], eta: object) -> None:
+    """Stands in for `tables.scheduling._send_on_commit`: recorded, never sent."""
+    from django.db import transaction
+
+    from tables.scheduling import ACTION_TIMEOUT_TASK
+
+    def record() -> None:
+        if name == ACTION_TIMEOUT_TASK:
+            RECORDED.timeouts.append(args)  # type: ignore[arg-type]
+        else:
+            RECORDED.deals.append(args[0])
+
+    transaction.on_commit(record)
+
+
+def publish_recorded(table_id: int, messages: list[TableMessage]) -> None:
+    """Stands in for `tables.events._publish` (after the commit, as the real one)."""
+    live = (
+        Hand.objects.filter(table_id=table_id, status=HandStatus.IN_PROGRESS)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    for message in messages:
+        hand = message.public.get("hand")
+        RECORDED.messages.append((table_id, hand if isinstance(hand, int) else live, message))
+
+
+def load_state_with_faults(data: dict) -> HandState:
+    """`HandState.from_dict`, failing for the hands of a broken table while armed."""
+    state = _load_state(data)
+    if RECORDED.armed and int(state.hand_id.split("-")[0]) in RECORDED.broken:
+        raise RuntimeError(FAULT)
+    return state
+
+
+@contextlib.contextmanager
+def faults_armed(broken: set[int]) -> Iterator[None]:
+    """Let the fault hit the broken tables' commands (not the invariants' own reads)."""
+    RECORDED.broken = set(broken)
+    RECORDED.armed = True
+    try:
+        yield
+    finally:
+        RECORDED.armed = False
+
+
+def injected(exc: BaseException) -> bool:
+    return isinstance(exc, RuntimeError) and str(exc) == FAULT

@@ -1,0 +1,488 @@
+"""The WebSocket chaos machine: the same idea as services_machine.py, through the table
+consumer on the real ASGI application (origin check, session authentication, routing)
+with Channels' `WebsocketCommunicator` and the real Redis channel layer.
+
+Each example is one table (Omaha PL, Hold'em NL or FL, drawn) with three players (two
+already seated) and their sockets, plus a spectator's. Rules: connect and disconnect at
+any moment (mid-hand, a second tab, a reconnect), every command (sit and top up with
+fresh, replayed and room-shaped keys, legal and illegal acts, leave, sit out and in,
+advance actions, snapshot), malformed frames (bad JSON, binary, over-long, nested past
+the parser, unknown commands, wrong types, keys too long or with NUL), a command that
+meets a database fault, and the clock and the cashier driven directly (a turn's timeout,
+the next deal, a withdrawal requested and decided by staff).
+
+Checked on every frame: exactly one answer, an `ack` or an `error` with a code (never a
+second one later); the socket is never closed by the server except with a code the
+consumer documents (4404, 1013), never 1011; legal acts on one's turn are acked, a seated
+player's leave is acked, a replayed sit is answered as the first time or refused
+`idempotency_key_reused`; a second tab never extends the turn (the reconnect bonus is
+for a real drop). After every step: nobody received a card they may not see, the ledger
+audit is clean and the chips are conserved (tests/chaos/harness.py).
+
+Every socket is disconnected in teardown, and the test's own event loop is closed only
+when no task of it is left (a leaked channel-layer receive would poison later tests).
+"""
+
+import asyncio
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.db import OperationalError
+from django.test import Client
+from django.utils import timezone
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from cashier import services as cashier
+from cashier.exceptions import CashierError
+from cashier.models import Withdrawal, WithdrawalStatus
+from poker_room.asgi import application
+from tables import consumers
+from tables.engine.actions import Action
+from tables.models import Hand, Seat
+from tables.services import play, seating
+from tables.tasks import hand_start_due
+from tests.chaos import harness
+from tests.chaos.stats import STATS, checked, counted
+
+# Close codes the consumer documents (tables/consumers.py): no such table, try again.
+DOCUMENTED_CLOSES = {4404, 1013}
+ANSWER_WAIT = 10.0
+
+MALFORMED = (
+    "not json",
+    "[" * 3000,  # under the frame cap, past the parser's nesting limit
+    "[" * 100_000,  # over the frame cap
+    '{"cmd": "snapshot", "seq": 1e400}',
+    "[]",
+    "null",
+    '"act"',
+    '{"cmd": 5, "seq": 1}',
+    '{"cmd": "fly", "seq": %(seq)d}',
+    '{"cmd": "act", "seq": %(seq)d}',
+    '{"cmd": "act", "seq": %(seq)d, "action": ["call"]}',
+    '{"cmd": "sit", "seq": %(seq)d, "seat": "1", "buy_in": 10000}',
+    '{"cmd": "sit", "seq": %(seq)d, "seat": 1, "buy_in": 1e3}',
+    '{"cmd": "sit", "seq": %(seq)d, "seat": 18446744073709551616, "buy_in": 10000}',
+    '{"cmd": "top_up", "seq": %(seq)d, "amount": 100, "key": "%(long)s"}',
+    '{"cmd": "sit", "seq": %(seq)d, "seat": 2, "buy_in": 10000, "key": "nul\\u0000key"}',
+    '{"cmd": "sit", "seq": %(seq)d, "seat": 2, "buy_in": 10000, "key": {"a": [1]}}',
+    '{"cmd": "snapshot", "seq": 0}',
+)
+
+
+@dataclass
+class Socket:
+    user: Any  # None: a spectator
+    ws: WebsocketCommunicator
+    seq: int = 0
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    checked: int = 0
+    hand_id: int | None = None
+
+    @property
+    def name(self) -> str:
+        return "spectator" if self.user is None else self.user.username
+
+
+@dataclass
+class SitKey:
+    raw: str
+    user: Any
+    seat_number: int
+    buy_in: int
+    seat_pk: int
+
+
+def session_headers(user) -> list[tuple[bytes, bytes]]:
+    """The handshake a browser sends: the site's own origin and, for a player, the
+    session cookie of a real login."""
+    headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
+    if user is not None:
+        client = Client()
+        client.force_login(user)
+        cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
+        headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()))
+    return headers
+
+
+class WebSocketMachine(RuleBasedStateMachine):
+    """One table through its sockets; see the module docstring."""
+
+    loop: asyncio.AbstractEventLoop  # the test's own loop (test_chaos.py)
+
+    @initialize(stake=st.sampled_from([("omaha", "PL"), ("holdem", "NL"), ("holdem", "FL")]))
+    def world_begin(self, stake: tuple[str, str]) -> None:
+        STATS.example()
+        self.world = harness.world_create(structures=(stake,), players=3)
+        self.table = self.world.tables[0]
+        self.sockets: list[Socket] = []
+        self.sits: list[SitKey] = []
+        self.pending: list[Withdrawal] = []
+        for number, user in enumerate(self.world.players[:2], start=1):
+            raw = uuid.uuid4().hex
+            key = f"ws:{user.pk}:sit:{raw}"
+            seat = seating.seat_take(
+                table_id=self.table.pk,
+                user=user,
+                seat_number=number,
+                buy_in=10_000,
+                idempotency_key=key,
+            )
+            self.sits.append(SitKey(raw, user, number, 10_000, seat.pk))
+        self.open_socket(None)
+
+    def teardown(self) -> None:
+        if not hasattr(self, "world"):
+            return
+        try:
+            for sock in list(self.sockets):
+                self.run(self._disconnect(sock))
+        finally:
+            harness.world_retire(self.world)
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def run(self, coro):
+        return self.loop.run_until_complete(asyncio.wait_for(coro, 30))
+
+    def open_socket(self, user) -> Socket:
+        return self.run(self._connect(user, session_headers(user)))
+
+    async def _connect(self, user, headers: list[tuple[bytes, bytes]]) -> Socket:
+        ws = WebsocketCommunicator(application, f"/ws/tables/{self.table.pk}/", headers=headers)
+        connected, code = await ws.connect(timeout=ANSWER_WAIT)
+        assert connected, f"the handshake was refused with {code}"
+        sock = Socket(user=user, ws=ws)
+        snapshot = await self._next(sock)
+        assert snapshot["type"] == "snapshot", snapshot
+        self.sockets.append(sock)
+        return sock
+
+    async def _disconnect(self, sock: Socket) -> None:
+        self.sockets.remove(sock)
+        await self._drain(sock)
+        await sock.ws.disconnect()
+
+    async def _next(self, sock: Socket) -> dict[str, Any]:
+        output = await sock.ws.receive_output(timeout=ANSWER_WAIT)
+        if output["type"] == "websocket.close":
+            code = output.get("code")
+            raise AssertionError(
+                f"{sock.name}'s socket was closed with {code}"
+                + ("" if code in DOCUMENTED_CLOSES else " (not a documented close code)")
+            )
+        assert output["type"] == "websocket.send", output
+        message = json.loads(output["text"])
+        sock.messages.append(message)
+        if message.get("type") == "snapshot" and message.get("hand"):
+            sock.hand_id = message["hand"]["id"]
+        elif isinstance(message.get("hand"), int):
+            sock.hand_id = message["hand"]
+        return message
+
+    async def _drain(self, sock: Socket) -> None:
+        """Take what has arrived; an answer with no frame waiting for it is a bug."""
+        while not await sock.ws.receive_nothing(timeout=0.02, interval=0.005):
+            message = await self._next(sock)
+            assert message.get("type") not in ("ack", "error"), (
+                f"{sock.name} got an answer nobody asked for: {message}"
+            )
+
+    async def _frame(self, sock: Socket, text: str | None = None, data: bytes | None = None):
+        """Send one frame; return its one answer (events before it are kept aside)."""
+        await self._drain(sock)
+        await sock.ws.send_to(text_data=text, bytes_data=data)
+        while True:
+            message = await self._next(sock)
+            if message.get("type") in ("ack", "error"):
+                if message["type"] == "error":
+                    assert isinstance(message.get("code"), str) and message["code"], message
+                    STATS.note(f"error {message['code']}")
+                else:
+                    STATS.note("ack")
+                return message
+
+    def command(self, sock: Socket, cmd: str, **fields: Any) -> dict[str, Any]:
+        sock.seq += 1
+        answer = self.run(self._frame(sock, json.dumps({"cmd": cmd, "seq": sock.seq, **fields})))
+        assert answer.get("seq") == sock.seq, f"answer to {sock.seq} was {answer}"
+        return answer
+
+    def socket_of(self, data, user) -> Socket:
+        """One of the user's open sockets, or a new one."""
+        mine = [s for s in self.sockets if s.user == user]
+        if mine:
+            return data.draw(st.sampled_from(mine))
+        return self.open_socket(user)
+
+    def refused_by_rate(self, answer: dict[str, Any]) -> bool:
+        return answer.get("code") == "rate_limited"
+
+    def room_key(self, data) -> str:
+        shape = data.draw(st.sampled_from(("fresh", "fresh", *harness.ROOM_KEY_SHAPES)))
+        if shape == "fresh":
+            return uuid.uuid4().hex
+        live = harness.live_hand(self.table)
+        seats = list(Seat.objects.filter(table=self.table).values_list("pk", flat=True))
+        withdrawals = [w.pk for w in self.pending] or [0]
+        return shape.format(
+            hand=live[0].pk if live else 0,
+            seat=data.draw(st.sampled_from(seats)) if seats else 0,
+            withdrawal=data.draw(st.sampled_from(withdrawals)),
+        )
+
+    # -- connections ------------------------------------------------------------------
+
+    @rule(data=st.data(), spectator=st.booleans())
+    @counted
+    def connect(self, data, spectator: bool) -> None:
+        """A new socket: a spectator, a player's first, or a second tab."""
+        if len(self.sockets) >= 6:
+            return
+        user = None if spectator else data.draw(st.sampled_from(self.world.players))
+        second_tab = user is not None and any(s.user == user for s in self.sockets)
+        before = harness.live_hand(self.table)
+        self.open_socket(user)
+        after = harness.live_hand(self.table)
+        same_turn = (
+            before is not None
+            and after is not None
+            and (before[0].pk, before[0].turn_version) == (after[0].pk, after[0].turn_version)
+        )
+        if second_tab and same_turn:
+            assert after[0].turn_deadline == before[0].turn_deadline, (
+                "a second tab earned the reconnect bonus"
+            )
+
+    @rule(data=st.data())
+    @counted
+    def disconnect(self, data) -> None:
+        if self.sockets:
+            self.run(self._disconnect(data.draw(st.sampled_from(self.sockets))))
+
+    # -- commands ---------------------------------------------------------------------
+
+    @rule(
+        data=st.data(),
+        number=st.integers(1, 6),
+        amount=st.sampled_from((4_000, 10_000, 20_000, 1, 10**15)),
+    )
+    @counted
+    def sit(self, data, number: int, amount: int) -> None:
+        user = data.draw(st.sampled_from(self.world.people))
+        sock = self.socket_of(data, user)
+        raw = self.room_key(data)
+        answer = self.command(sock, "sit", seat=number, buy_in=amount, key=raw)
+        if user == self.world.staff and not self.refused_by_rate(answer):
+            assert answer.get("code") == "cannot_play", answer
+        if answer["type"] == "ack":
+            seat = Seat.objects.get(table=self.table, player=user)
+            self.sits.append(SitKey(raw, user, number, amount, seat.pk))
+
+    @rule(data=st.data(), same_amount=st.booleans())
+    @counted
+    def sit_replayed(self, data, same_amount: bool) -> None:
+        use = data.draw(st.sampled_from(self.sits))
+        sock = self.socket_of(data, use.user)
+        before = harness.wallet(use.user)
+        still_there = Seat.objects.filter(pk=use.seat_pk).exists()
+        amount = use.buy_in if same_amount else use.buy_in + 100
+        answer = self.command(sock, "sit", seat=use.seat_number, buy_in=amount, key=use.raw)
+        if not self.refused_by_rate(answer):
+            if still_there and same_amount:
+                assert answer["type"] == "ack", f"a retried sit was not answered: {answer}"
+            else:
+                assert answer.get("code") == "idempotency_key_reused", answer
+        assert harness.wallet(use.user) == before, "a replayed sit moved chips"
+
+    @rule(data=st.data(), amount=st.sampled_from((1, 500, 10_000, 10**15)))
+    @counted
+    def top_up(self, data, amount: int) -> None:
+        user = data.draw(st.sampled_from(self.world.people))
+        self.command(self.socket_of(data, user), "top_up", amount=amount, key=self.room_key(data))
+
+    @rule(data=st.data(), with_turn=st.booleans())
+    @counted
+    def act_legal(self, data, with_turn: bool) -> None:
+        live = harness.live_hand(self.table)
+        if live is None:
+            self._deal()
+            return
+        hand, state = live
+        legal = state.legal_actions()
+        choices: list[dict[str, Any]] = [{"action": "check" if legal.can_check else "call"}]
+        if legal.can_fold:
+            choices.append({"action": "fold"})
+        if legal.can_bet_raise:
+            to = data.draw(st.integers(legal.min_to, legal.max_to))
+            choices.append({"action": "bet_raise", "amount": to})
+        fields = data.draw(st.sampled_from(choices))
+        if with_turn:
+            fields["turn"] = hand.turn_version
+        actor = Seat.objects.get(table=self.table, number=state.actor).player
+        answer = self.command(self.socket_of(data, actor), "act", **fields)
+        if not self.refused_by_rate(answer):
+            assert answer["type"] == "ack", f"a legal {fields} on its turn: {answer}"
+
+    @rule(
+        data=st.data(),
+        fields=st.sampled_from(
+            (
+                {"action": "call", "turn": -1},
+                {"action": "raise"},
+                {"action": "bet_raise", "amount": -5},
+                {"action": "bet_raise", "amount": 2**62},
+                {"action": "bet_raise"},
+                {"action": "fold", "turn": 0},
+            )
+        ),
+    )
+    @counted
+    def act_illegal(self, data, fields: dict[str, Any]) -> None:
+        user = data.draw(st.sampled_from(self.world.people))
+        live = harness.live_hand(self.table)
+        amount = fields.get("amount")
+        if live and amount is not None and live[1].can(Action.bet_raise(live[1].actor, amount)):
+            return
+        answer = self.command(self.socket_of(data, user), "act", **fields)
+        assert answer["type"] == "error", f"an illegal act {fields} was acked"
+
+    @rule(data=st.data())
+    @counted
+    def leave(self, data) -> None:
+        user = data.draw(st.sampled_from(self.world.players))
+        seated = Seat.objects.filter(table=self.table, player=user).exists()
+        answer = self.command(self.socket_of(data, user), "leave")
+        if seated and not self.refused_by_rate(answer):
+            assert answer["type"] == "ack", f"a seated player could not leave: {answer}"
+
+    @rule(
+        data=st.data(),
+        cmd=st.sampled_from(("sit_out", "sit_in", "advance", "snapshot")),
+        kind=st.sampled_from(("fold", "check_fold", "call", "bet_raise", "nope")),
+    )
+    @counted
+    def other_command(self, data, cmd: str, kind: str) -> None:
+        user = data.draw(st.sampled_from(self.world.players))
+        fields: dict[str, Any] = {}
+        if cmd == "advance":
+            fields = {"action": kind, "amount": 1_000} if kind == "bet_raise" else {"action": kind}
+        elif cmd == "sit_in":
+            fields = {"post_big_blind": data.draw(st.booleans())}
+        self.command(self.socket_of(data, user), cmd, **fields)
+
+    @rule(data=st.data(), frame=st.sampled_from(MALFORMED), binary=st.booleans())
+    @counted
+    def malformed_frame(self, data, frame: str, binary: bool) -> None:
+        sock = data.draw(st.sampled_from(self.sockets)) if self.sockets else None
+        if sock is None:
+            return
+        sock.seq += 1
+        text = frame % {"seq": sock.seq, "long": "k" * 300} if "%(" in frame else frame
+        if binary:
+            answer = self.run(self._frame(sock, data=text.encode()))
+        else:
+            answer = self.run(self._frame(sock, text=text))
+        assert answer["type"] == "error", f"{text[:80]!r} was acked"
+
+    @rule(data=st.data(), cmd=st.sampled_from(("act", "leave", "sit_out")))
+    @counted
+    def command_meets_a_database_fault(self, data, cmd: str) -> None:
+        """The database fails under one command: an error the client can act on."""
+        user = data.draw(st.sampled_from(self.world.players))
+        sock = self.socket_of(data, user)
+        service, fields = consumers.COMMANDS[cmd]
+
+        def failing(**kwargs: Any) -> None:
+            raise OperationalError("chaos: the database went away")
+
+        consumers.COMMANDS[cmd] = (failing, fields)
+        try:
+            answer = self.command(sock, cmd, action="call")
+        finally:
+            consumers.COMMANDS[cmd] = (service, fields)
+        assert answer["type"] == "error", answer
+
+    # -- the clock and the cashier ----------------------------------------------------
+
+    def _deal(self) -> None:
+        hand_start_due(table_id=self.table.pk)
+
+    @rule()
+    @counted
+    def deal_when_due(self) -> None:
+        self._deal()
+
+    @rule()
+    @counted
+    def turn_times_out(self) -> None:
+        live = harness.live_hand(self.table)
+        if live is None:
+            return
+        hand = live[0]
+        Hand.objects.filter(pk=hand.pk).update(turn_deadline=timezone.now() - timedelta(seconds=5))
+        assert play.turn_timeout(table_id=self.table.pk, hand_id=hand.pk, turn=hand.turn_version)
+
+    @rule(data=st.data())
+    @counted
+    def withdrawal_requested(self, data) -> None:
+        user = data.draw(st.sampled_from(self.world.players))
+        try:
+            withdrawal = cashier.withdrawal_request(
+                user=user, amount=500, idempotency_key=f"web:{user.pk}:withdraw:{uuid.uuid4().hex}"
+            )
+        except CashierError:
+            return
+        self.pending.append(withdrawal)
+
+    @rule(data=st.data(), approve=st.booleans())
+    @counted
+    def withdrawal_decided(self, data, approve: bool) -> None:
+        """Staff approve (or the player cancels) a pending withdrawal: it always works."""
+        if not self.pending:
+            return
+        withdrawal = data.draw(st.sampled_from(self.pending))
+        self.pending.remove(withdrawal)
+        if approve:
+            paid = cashier.withdrawal_approve(withdrawal=withdrawal, decided_by=self.world.staff)
+            assert paid.status == WithdrawalStatus.PAID
+            self.world.withdrawal_paid(paid.amount)
+        else:
+            cashier.withdrawal_cancel(withdrawal=withdrawal, user=withdrawal.user)
+
+    # -- invariants -------------------------------------------------------------------
+
+    @invariant()
+    @checked
+    def nobody_received_a_card_they_may_not_see(self) -> None:
+        if not hasattr(self, "world"):
+            return
+        for sock in self.sockets:
+            self.run(self._drain(sock))
+            hands: dict[int, Hand] = {}
+            for message in sock.messages[sock.checked :]:
+                hand_id = message.get("hand")
+                if message.get("type") == "snapshot":
+                    hand_id = (message.get("hand") or {}).get("id")
+                if not isinstance(hand_id, int):
+                    continue
+                hand = hands.get(hand_id) or hands.setdefault(hand_id, Hand.objects.get(pk=hand_id))
+                viewer_id = None if sock.user is None else sock.user.pk
+                if message.get("type") == "snapshot":
+                    harness.secrecy_check_snapshot(viewer=sock.user, snapshot=message, hand=hand)
+                else:
+                    harness.secrecy_check_message(viewer_id=viewer_id, body=message, hand=hand)
+            sock.checked = len(sock.messages)
+
+    @invariant()
+    @checked
+    def chips_conserved_and_audit_clean(self) -> None:
+        if hasattr(self, "world"):
+            harness.ledger_checks(self.world)
+            harness.table_checks(self.world)
