@@ -56,7 +56,8 @@ def deal_plan(*, seats: list[Seat], previous_button: int | None) -> DealPlan | N
 
     Players already playing are dealt in. A newcomer (or a player back from sitting out)
     is dealt in when the big blind reaches them, or at once with a live big blind when
-    they asked to post one and sit neither on the button nor in the small blind. While
+    they asked to post one and sit neither on the button nor in the small blind; the
+    button seat includes one the button moves past to reach the next player dealt in. While
     fewer than two players are playing, everybody waiting is dealt in without posting.
     """
     ready = [s for s in seats if s.stack > 0 and not s.leave_after_hand]
@@ -73,6 +74,14 @@ def deal_plan(*, seats: list[Seat], previous_button: int | None) -> DealPlan | N
         button = next_button(previous_button, [s.number for s in playing])
         dealt = list(playing)
         for newcomer in sorted(waiting, key=lambda s: s.number):
+            if len(playing) > 2 and _button_passes(newcomer.number, previous_button, button):
+                # The button moves to the next player dealt in; it would have stopped on
+                # this seat had its player been playing: a newcomer in the button seat
+                # waits until the button has passed (finer point 16). Not heads-up: there
+                # the button passes every seat but two every other hand, and the other
+                # hands put the newcomer in the small blind, so a third player would
+                # wait for ever; they come in when the big blind reaches them.
+                continue
             numbers = [s.number for s in dealt] + [newcomer.number]
             small, big = blind_seats(button, numbers)
             if big == newcomer.number:
@@ -103,6 +112,16 @@ def deal_plan(*, seats: list[Seat], previous_button: int | None) -> DealPlan | N
         for s in sorted(dealt, key=lambda s: s.number)
     ]
     return DealPlan(button=button, entries=entries)
+
+
+def _button_passes(seat: int, previous_button: int | None, button: int) -> bool:
+    """Whether the button, moving clockwise from `previous_button` to `button`, passes
+    over `seat` on the way."""
+    if previous_button is None or previous_button == button:
+        return False
+    if previous_button < button:
+        return previous_button < seat < button
+    return seat > previous_button or seat < button
 
 
 def _kill_for_next_hand(*, table: Table, seats: list[Seat]) -> KillInfo | None:

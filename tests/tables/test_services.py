@@ -500,3 +500,55 @@ def test_a_buy_in_out_of_range_with_no_rathole_names_only_the_range(table):
     with pytest.raises(BuyInOutOfRange) as refused:
         sit(table, funded_player(), 1, buy_in=100)
     assert str(refused.value) == "The buy-in must be from $40.00 to $200.00."
+
+
+def test_finer_point_16_a_newcomer_in_the_seat_the_button_moves_to_waits_until_it_passes(table):
+    """Issue #13: seats 1-5 play, the last button was seat 5, F sits at 6 choosing to post.
+    The button moves to the next player dealt in; F, in the button seat, is not dealt in
+    (RULES §3.1, finer point 16): the button goes to seat 1, and F posts on the next hand."""
+    players = [funded_player() for _ in range(5)]
+    for number, user in enumerate(players, start=1):
+        sit(table, user, number)
+    for _ in range(6):
+        hand = deal(table)
+        if hand.button == 5:
+            break
+        play_passively(table)
+    else:
+        raise AssertionError("the button never reached seat 5")
+    play_passively(table)
+    newcomer = funded_player()
+    sit(table, newcomer, 6, post_big_blind=True)
+    hand = deal(table)
+    state = HandState.from_dict(hand.state)
+    assert hand.button == 1
+    assert 6 not in state.seats
+    play_passively(table)
+    hand = deal(table)
+    state = HandState.from_dict(hand.state)
+    assert hand.button == 2
+    assert 6 in state.seats
+    posted = {
+        e.data["seat"]: e.data["kind"] for e in HandEvent.objects.filter(hand=hand, type="posted")
+    }
+    assert posted[6] == "newcomer_big_blind"
+
+
+def test_a_third_player_joins_a_heads_up_game_when_the_big_blind_reaches_them(table):
+    """Heads-up the button passes seat 3 every other hand and puts it in the small blind
+    on the others: finer point 16's wait applies from three players up, or seat 3 would
+    never be dealt in."""
+    for number in (1, 2):
+        sit(table, funded_player(), number)
+    deal(table)
+    play_passively(table)
+    sit(table, funded_player(), 3)
+    for _ in range(3):
+        hand = deal(table)
+        state = HandState.from_dict(hand.state)
+        if 3 in state.seats:
+            assert state.seats[state.big_blind_index] == 3
+            break
+        play_passively(table)
+    else:
+        raise AssertionError("the third player was never dealt in")
