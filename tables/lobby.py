@@ -27,7 +27,10 @@ dollars = partial(format_dollars, compact=True)
 
 
 def stakes_label(stake: StakeLevel) -> str:
-    """Blinds for pot- and no-limit ("$1/$2"), bets for the limit games ("$2/$4")."""
+    """Blinds for pot- and no-limit ("$1/$2"), bets for fixed limit ("$2/$4"), the spread
+    for spread limit ("$1-$3": any bet from the smallest to the largest)."""
+    if stake.structure == Structure.SPREAD_LIMIT:
+        return f"{dollars(stake.spread_min)}-{dollars(stake.spread_max)}"
     if stake.structure in LIMIT_STRUCTURES:
         return f"{dollars(stake.small_bet)}/{dollars(stake.big_bet)}"
     return f"{dollars(stake.small_blind)}/{dollars(stake.big_blind)}"

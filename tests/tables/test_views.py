@@ -81,6 +81,19 @@ def test_lobby_json_has_players_stakes_and_the_average_pot(client):
     assert row["url"] == f"/tables/{table.id}/"
 
 
+def test_a_spread_limit_stake_shows_its_spread_in_the_lobby_and_at_the_table(client):
+    stake = StakeLevelFactory(
+        structure="SL", small_blind=50, big_blind=100, small_bet=100, big_bet=200,
+        spread_min=100, spread_max=300,
+    )  # fmt: skip
+    table = TableFactory(stake_level=stake)
+    (row,) = json.loads(client.get(reverse("lobby-json")).content)["tables"]
+    assert (row["stakes_label"], row["structure_label"]) == ("$1-$3", "Spread limit")
+    page = client.get(f"/tables/{table.id}/").content.decode()
+    assert "$1-$3 Spread limit" in page
+    assert "$1/$2" not in page
+
+
 def test_average_pot_uses_only_the_last_hands(django_assert_num_queries):
     table = TableFactory()
     for number in range(1, 6):
