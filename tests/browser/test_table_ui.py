@@ -276,3 +276,53 @@ def test_errors_are_shown_buy_in_out_of_range_and_a_lost_connection(open_player)
     response = a.goto("/tables/999999/")
     assert response is not None and response.status == 404
     expect(a.locator("h1")).to_have_text("Page not found")
+
+
+def money_text(cents: int) -> str:
+    """An amount as static/js/table/format.js `money` writes it ("$2", "$1.90")."""
+    return f"${cents // 100}" if cents % 100 == 0 else f"${cents / 100:.2f}"
+
+
+def test_at_a_hi_lo_showdown_each_winners_plate_says_which_half_they_won(open_player):
+    """Issue #13: "High $x" and "Low $y" on the winners' plates (not two "Wins"), and the
+    pot total stays on screen until the next hand."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tables.models import HandEvent
+    from tests.api.play import act_passively, stacked_deck_forced
+    from tests.tables.conftest import deal
+
+    stake = StakeLevelFactory(
+        name="FL Omaha Hi-Lo $2/$4", game=Game.OMAHA8, structure=Structure.FIXED_LIMIT,
+        small_blind=100, big_blind=200, small_bet=200, big_bet=400,
+        buy_in_min=4_000, buy_in_max=20_000,
+    )  # fmt: skip
+    # The room's own worker must not deal: this test deals from a known deck.
+    table = TableFactory(
+        name="Monte Carlo", stake_level=stake, seats=6, pause_between_hands_ms=60_000,
+        next_hand_at=timezone.now() + timedelta(hours=1),
+    )  # fmt: skip
+    alice, bob = player("alice", auto_muck=False), player("bob", auto_muck=False)
+    for number, user in ((1, alice), (2, bob)):
+        outside_the_browser_loop(
+            seat_take, table_id=table.id, user=user, seat_number=number, buy_in=10_000,
+            idempotency_key=f"hilo-{number}",
+        )  # fmt: skip
+    a = open_player(alice, PASSWORD)
+    a.goto(f"/tables/{table.id}/")
+    expect(a.locator("#conn")).to_have_text("Connected")
+
+    # Kings full of nothing for alice (high, no low); bob's ace-four makes the wheel-ish
+    # low 7-4-3-2-A and only a pair of nines for high.
+    holes = {1: "KdKcJhTh", 2: "Ac4s9d9c"}
+    with stacked_deck_forced(holes, "2c3d7hKsQc", button=1, seats=[1, 2]):
+        hand = outside_the_browser_loop(deal, table=table)
+    hand = outside_the_browser_loop(act_passively, table=table)
+    won = {e.data["seat"]: e.data for e in HandEvent.objects.filter(hand=hand, type="won")}
+    assert (won[1]["share"], won[2]["share"]) == ("high", "low")
+    dollars = {seat: money_text(data["amount"]) for seat, data in won.items()}
+    expect(a.locator('.seat[data-seat="1"] [data-role=note]')).to_have_text(f"High {dollars[1]}")
+    expect(a.locator('.seat[data-seat="2"] [data-role=note]')).to_have_text(f"Low {dollars[2]}")
+    expect(a.locator("#pot .pot-total")).to_have_text("Pot $4")

@@ -94,3 +94,21 @@ export const POST_NAMES = {
   kill_blind: "a kill blind",
   overblind: "an overblind",
 };
+
+/**
+ * What a winner's plate says: "Wins $4" for whole pots; at hi-lo, which half they won
+ * ("High $1.90", "Low $1.90", both joined by " · "), or "Scoops $3.80" when they took
+ * both halves and nobody else won anything.
+ */
+export function winNote(shares, seat) {
+  const mine = shares[seat];
+  if (!mine) return "";
+  const total = mine.whole + mine.high + mine.low;
+  const alone = Object.keys(shares).every((other) => Number(other) === seat);
+  if (mine.high && mine.low && !mine.whole && alone) return `Scoops ${money(total)}`;
+  const parts = [];
+  if (mine.whole) parts.push(`Wins ${money(mine.whole)}`);
+  if (mine.high) parts.push(`High ${money(mine.high)}`);
+  if (mine.low) parts.push(`Low ${money(mine.low)}`);
+  return parts.join(" · ");
+}

@@ -9,7 +9,7 @@
  * countdown: action time first, then the time bank (`turn.deadline` already includes it).
  */
 
-import { cardElement, money } from "./format.js";
+import { cardElement, money, winNote } from "./format.js";
 import { holeCount, mySeat, potTotal, shownHand, toMatch } from "./store.js";
 
 function el(tag, className, text) {
@@ -86,19 +86,18 @@ export class TableView {
   }
 
   renderPot(hand, live) {
+    // A finished hand keeps its pot total (and its side pots) on screen, with the rake,
+    // until the next hand is dealt.
     this.pot.replaceChildren();
     if (!hand) return;
-    if (live) {
-      const total = potTotal(hand);
-      this.pot.append(el("span", "pot-total", `Pot ${money(total)}`));
-      if (hand.pots.length > 1) {
-        hand.pots.forEach((pot, i) => {
-          this.pot.append(el("span", "pot-side", `${i === 0 ? "Main" : `Side ${i}`} ${money(pot.amount)}`));
-        });
-      }
-    } else if (hand.rake) {
-      this.pot.append(el("span", "pot-side", `Rake ${money(hand.rake)}`));
+    const total = potTotal(hand);
+    if (total) this.pot.append(el("span", "pot-total", `Pot ${money(total)}`));
+    if (hand.pots.length > 1) {
+      hand.pots.forEach((pot, i) => {
+        this.pot.append(el("span", "pot-side", `${i === 0 ? "Main" : `Side ${i}`} ${money(pot.amount)}`));
+      });
     }
+    if (!live && hand.rake) this.pot.append(el("span", "pot-side", `Rake ${money(hand.rake)}`));
   }
 
   emptySeat(number, clickable) {
@@ -148,7 +147,7 @@ export class TableView {
     stackNode.setAttribute("aria-label", `Stack ${money(stack)}`);
     plate.append(stackNode);
     let note = "";
-    if (hand && hand.won && hand.won[seat.seat]) note = `Wins ${money(hand.won[seat.seat])}`;
+    if (hand && hand.won && hand.won[seat.seat]) note = winNote(hand.shares, seat.seat);
     else if (hand && hand.lastAction && hand.lastAction[seat.seat]) note = hand.lastAction[seat.seat];
     else if (acting) note = me ? "Your turn" : "Thinking…";
     else if (!p && STATUS_LABELS[seat.status]) note = STATUS_LABELS[seat.status];

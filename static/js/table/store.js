@@ -16,6 +16,8 @@ function player(hand, seat) {
 function newHandExtras(hand) {
   hand.lastAction = {};
   hand.won = {};
+  // seat -> {whole, high, low}: what each winner took, by half (hi-lo) or whole pots.
+  hand.shares = {};
   hand.descriptions = {};
   hand.mucked = {};
   hand.legal = hand.legal || null;
@@ -210,6 +212,8 @@ export function applyEvent(model, msg) {
       if (p) {
         p.stack += msg.amount;
         hand.won[p.seat] = (hand.won[p.seat] || 0) + msg.amount;
+        const shares = hand.shares[p.seat] || (hand.shares[p.seat] = { whole: 0, high: 0, low: 0 });
+        shares[msg.share || "whole"] += msg.amount;
       }
       break;
     case "chopped":
