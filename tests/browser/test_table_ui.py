@@ -49,6 +49,14 @@ def holdem_table(**fields):
     return TableFactory(stake_level=stake, **{**defaults, **fields})
 
 
+def hilo_stake():
+    return StakeLevelFactory(
+        name="FL Omaha Hi-Lo $2/$4", game=Game.OMAHA8, structure=Structure.FIXED_LIMIT,
+        small_blind=100, big_blind=200, small_bet=200, big_bet=400,
+        buy_in_min=4_000, buy_in_max=20_000,
+    )  # fmt: skip
+
+
 def lobby_extras():
     """More tables, so that the lobby looks like a room."""
     omaha = StakeLevelFactory(
@@ -56,11 +64,7 @@ def lobby_extras():
         small_blind=50, big_blind=100, small_bet=100, big_bet=200,
         buy_in_min=2_000, buy_in_max=10_000,
     )  # fmt: skip
-    hilo = StakeLevelFactory(
-        name="FL Omaha Hi-Lo $2/$4", game=Game.OMAHA8, structure=Structure.FIXED_LIMIT,
-        small_blind=100, big_blind=200, small_bet=200, big_bet=400,
-        buy_in_min=4_000, buy_in_max=20_000,
-    )  # fmt: skip
+    hilo = hilo_stake()
     micro = StakeLevelFactory(
         name="NL Hold'em $0.05/$0.10", game=Game.HOLDEM, structure=Structure.NO_LIMIT,
         small_blind=5, big_blind=10, small_bet=10, big_bet=20,
@@ -294,11 +298,7 @@ def test_at_a_hi_lo_showdown_each_winners_plate_says_which_half_they_won(open_pl
     from tests.api.play import act_passively, stacked_deck_forced
     from tests.tables.conftest import deal
 
-    stake = StakeLevelFactory(
-        name="FL Omaha Hi-Lo $2/$4", game=Game.OMAHA8, structure=Structure.FIXED_LIMIT,
-        small_blind=100, big_blind=200, small_bet=200, big_bet=400,
-        buy_in_min=4_000, buy_in_max=20_000,
-    )  # fmt: skip
+    stake = hilo_stake()
     # The room's own worker must not deal: this test deals from a known deck.
     table = TableFactory(
         name="Monte Carlo", stake_level=stake, seats=6, pause_between_hands_ms=60_000,
