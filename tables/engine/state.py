@@ -467,6 +467,12 @@ class HandState:
             "game": str(self.config.game),
             "structure": str(self.config.structure),
             "limits": self.limits.to_dict(),
+            # Why the limits are not the table's own this hand: "kill", "overblind" or None.
+            "limit_reason": "kill"
+            if self.kill
+            else "overblind"
+            if self.overblinder is not None
+            else None,
             "button": self.button,
             "street": str(self.street),
             "board": [card_str(c) for c in self.board],

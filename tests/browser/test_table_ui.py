@@ -326,3 +326,44 @@ def test_at_a_hi_lo_showdown_each_winners_plate_says_which_half_they_won(open_pl
     expect(a.locator('.seat[data-seat="1"] [data-role=note]')).to_have_text(f"High {dollars[1]}")
     expect(a.locator('.seat[data-seat="2"] [data-role=note]')).to_have_text(f"Low {dollars[2]}")
     expect(a.locator("#pot .pot-total")).to_have_text("Pot $4")
+
+
+def test_a_kill_hand_shows_the_limits_in_force_in_the_table_header(open_player):
+    """Issue #13: the header names the kill's limits ("$4/$8 · kill x2", with a
+    multiplication sign) during a kill hand, not only the stake level's $2/$4."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tables.services import play
+    from tests.tables.conftest import current, deal
+
+    stake = StakeLevelFactory(
+        name="FL Hold'em $2/$4 kill", game=Game.HOLDEM, structure=Structure.FIXED_LIMIT,
+        small_blind=100, big_blind=200, small_bet=200, big_bet=400,
+        buy_in_min=4_000, buy_in_max=20_000, kill="full", kill_min_pot=0,
+    )  # fmt: skip
+    table = TableFactory(
+        name="Killarney", stake_level=stake, seats=6, pause_between_hands_ms=60_000,
+        next_hand_at=timezone.now() + timedelta(hours=1),
+    )  # fmt: skip
+    users = {1: player("alice"), 2: player("bob")}
+    for number, user in users.items():
+        outside_the_browser_loop(
+            seat_take, table_id=table.id, user=user, seat_number=number, buy_in=10_000,
+            idempotency_key=f"kill-{number}",
+        )  # fmt: skip
+    a = open_player(users[1], PASSWORD)
+    a.goto(f"/tables/{table.id}/")
+    expect(a.locator("#conn")).to_have_text("Connected")
+    limits = a.locator("#hand-limits")
+    # Hand 1: whoever acts first folds; the other wins the pot and, with it, the kill.
+    outside_the_browser_loop(deal, table=table)
+    _, state = current(table)
+    expect(limits).to_be_hidden()
+    outside_the_browser_loop(play.hand_act, table_id=table.id, user=users[state.actor], kind="fold")
+    outside_the_browser_loop(deal, table=table)
+    _, state = current(table)
+    assert state.kill is not None and state.limits.multiplier == "2"
+    expect(limits).to_be_visible()
+    expect(limits).to_have_text(" · this hand $4/$8 · kill \u00d72")

@@ -112,3 +112,15 @@ export function winNote(shares, seat) {
   if (mine.low) parts.push(`Low ${money(mine.low)}`);
   return parts.join(" · ");
 }
+
+/**
+ * The limits in force this hand when a kill or an overblind raised them ("$4/$8 · kill
+ * ×2", "$2-$6 · overblind ×2"); "" for a hand at the table's own limits.
+ */
+export function handLimitsText(structure, limits) {
+  if (!limits || !limits.reason) return "";
+  const stakes = structure === "SL"
+    ? `${money(limits.spread_min)}-${money(limits.spread_max)}`
+    : `${money(limits.small_bet)}/${money(limits.big_bet)}`;
+  return `${stakes} · ${limits.reason} ×${limits.multiplier}`;
+}

@@ -9,7 +9,7 @@
  * countdown: action time first, then the time bank (`turn.deadline` already includes it).
  */
 
-import { cardElement, money, winNote } from "./format.js";
+import { cardElement, handLimitsText, money, winNote } from "./format.js";
 import { holeCount, mySeat, potTotal, shownHand, toMatch } from "./store.js";
 
 function el(tag, className, text) {
@@ -42,6 +42,7 @@ export class TableView {
     this.board = root.querySelector("#board");
     this.pot = root.querySelector("#pot");
     this.handInfo = root.querySelector("#hand-info");
+    this.handLimits = root.querySelector("#hand-limits");
     this.onSeatClick = onSeatClick;
   }
 
@@ -80,6 +81,9 @@ export class TableView {
     this.board.replaceChildren(...(hand ? hand.board.map((c) => cardElement(c)) : []));
     this.board.setAttribute("aria-label", hand && hand.board.length ? `Board, ${hand.board.length} cards` : "Board, no cards yet");
     this.renderPot(hand, live);
+    const limits = live ? handLimitsText(hand.structure, hand.limits) : "";
+    this.handLimits.textContent = limits ? ` · this hand ${limits}` : "";
+    this.handLimits.hidden = !limits;
     this.handInfo.textContent = hand
       ? `Hand #${hand.number}${live ? ` · ${hand.street[0].toUpperCase()}${hand.street.slice(1)}` : " · finished"}`
       : model.seats.length < 2 ? "Waiting for players" : "Next hand soon";

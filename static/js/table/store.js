@@ -43,7 +43,7 @@ export function fromSnapshot(msg, previous) {
       number: h.number,
       game: h.game,
       structure: h.structure,
-      limits: h.limits,
+      limits: { ...h.limits, reason: h.limit_reason },
       button: h.button,
       street: h.street,
       board: [...h.board],
@@ -103,6 +103,8 @@ export function applyEvent(model, msg) {
         limits: {
           big_blind: msg.big_blind, small_bet: msg.small_bet, big_bet: msg.big_bet,
           spread_min: msg.spread_min, spread_max: msg.spread_max,
+          multiplier: msg.limit_multiplier,
+          reason: msg.kill ? "kill" : msg.overblind_seat ? "overblind" : null,
         },
         button: msg.button,
         street: "preflop",
