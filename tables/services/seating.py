@@ -139,6 +139,9 @@ def seat_take(
         return seat
     if table.status == TableStatus.CLOSED:
         raise TableClosed("This table is closed.")
+    if table.status == TableStatus.PAUSED:
+        # No chips are taken to a table that deals no hands; its status is pushed live.
+        raise TableClosed("This table is paused: no new players until it opens again.")
     if type(seat_number) is not int or not 1 <= seat_number <= table.seats:
         raise SeatUnavailable(f"Seats at this table are numbered 1 to {table.seats}.")
     if Seat.objects.filter(table=table, player=user).exists():

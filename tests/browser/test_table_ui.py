@@ -367,3 +367,24 @@ def test_a_kill_hand_shows_the_limits_in_force_in_the_table_header(open_player):
     assert state.kill is not None and state.limits.multiplier == "2"
     expect(limits).to_be_visible()
     expect(limits).to_have_text(" · this hand $4/$8 · kill \u00d72")
+
+
+def test_an_admins_pause_reaches_the_open_table_page_at_once(open_player):
+    """Issue #16: the status in the header, a line in the log, and no seat to take while
+    the table is paused; all back when it opens again."""
+    from tables.models import TableStatus
+    from tables.services.admin import table_status_set
+
+    table = holdem_table()
+    a = open_player(player("alice"), PASSWORD)
+    a.goto(f"/tables/{table.id}/")
+    expect(a.locator("#conn")).to_have_text("Connected")
+    take = a.get_by_role("button", name="Take seat 1")
+    expect(take).to_be_visible()
+    outside_the_browser_loop(table_status_set, table_id=table.id, status=TableStatus.PAUSED)
+    expect(a.locator("#table-status")).to_have_text("Paused")
+    expect(a.locator("#hand-log")).to_contain_text("The table is paused")
+    expect(take).to_have_count(0)
+    outside_the_browser_loop(table_status_set, table_id=table.id, status=TableStatus.OPEN)
+    expect(a.locator("#table-status")).to_have_text("Open")
+    expect(take).to_be_visible()

@@ -534,3 +534,18 @@ def test_finer_point_16_a_newcomer_in_the_seat_the_button_moves_to_waits_until_i
         e.data["seat"]: e.data["kind"] for e in HandEvent.objects.filter(hand=hand, type="posted")
     }
     assert posted[6] == "newcomer_big_blind"
+
+
+def test_a_paused_table_takes_no_buy_in_and_says_why(table):
+    """Issue #16: a table that deals no hands takes nobody's chips; open again, it does."""
+    from tables.exceptions import TableClosed
+    from tables.models import TableStatus
+    from tables.services.admin import table_status_set
+
+    alice = funded_player()
+    table_status_set(table_id=table.id, status=TableStatus.PAUSED)
+    with pytest.raises(TableClosed, match="paused: no new players until it opens again"):
+        sit(table, alice, 1)
+    assert not Seat.objects.filter(table=table).exists()
+    table_status_set(table_id=table.id, status=TableStatus.OPEN)
+    assert sit(table, alice, 1).stack == 10_000

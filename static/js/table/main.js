@@ -71,7 +71,7 @@ const actions = new ActionBar(root, {
 function draw() {
   if (!model) return;
   const connected = socket.connected;
-  view.render(model, { canSit: config.canPlay && connected });
+  view.render(model, { canSit: config.canPlay && connected && model.table.status === "open" });
   actions.render(model, connected);
   clock.set(model);
   $("#table-status").textContent = { open: "Open", paused: "Paused", closed: "Closed" }[model.table.status] || model.table.status;

@@ -9,6 +9,13 @@
  * any doubt (a lost message) is settled by a fresh snapshot (socket.js).
  */
 
+// What the log says when an admin (or the room, after repeated failures) changes the table.
+const TABLE_STATUS_NOTES = {
+  open: "The table is open again.",
+  paused: "The table is paused: this hand is played out, then no more are dealt.",
+  closed: "The table is closed: no new hands; you can still leave with your chips.",
+};
+
 function player(hand, seat) {
   return hand ? hand.players.find((p) => p.seat === seat) : undefined;
 }
@@ -270,6 +277,10 @@ export function applyEvent(model, msg) {
     case "seat_left":
       model.seats = model.seats.filter((s) => s.seat !== msg.seat);
       model.you = youFromSeats(model);
+      break;
+    case "table_status":
+      model.table = { ...model.table, status: msg.status };
+      notes.push(TABLE_STATUS_NOTES[msg.status] || `The table is ${msg.status}.`);
       break;
     default:
       break;
