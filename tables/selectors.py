@@ -37,6 +37,7 @@ def seats_public(seats: list[Seat]) -> list[dict]:
             "stack": s.stack,
             "status": s.status,
             "leaving": s.leave_after_hand,
+            "sitting_out_next": s.sit_out_after_hand,
         }
         for s in sorted(seats, key=lambda s: s.number)
     ]

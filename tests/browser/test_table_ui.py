@@ -388,3 +388,34 @@ def test_an_admins_pause_reaches_the_open_table_page_at_once(open_player):
     outside_the_browser_loop(table_status_set, table_id=table.id, status=TableStatus.OPEN)
     expect(a.locator("#table-status")).to_have_text("Open")
     expect(take).to_be_visible()
+
+
+def test_sit_out_next_hand_clicked_during_a_hand_shows_the_way_back_at_once(open_player):
+    """Issue #16: the click changed nothing on screen until a reload; now the bar says
+    when you sit out and offers "Keep playing" at once, and that takes it back."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tests.tables.conftest import deal
+
+    table = holdem_table(next_hand_at=timezone.now() + timedelta(hours=1))
+    alice, bob = player("alice"), player("bob")
+    for number, user in ((1, alice), (2, bob)):
+        outside_the_browser_loop(
+            seat_take, table_id=table.id, user=user, seat_number=number, buy_in=10_000,
+            idempotency_key=f"sitout-{number}",
+        )  # fmt: skip
+    outside_the_browser_loop(deal, table=table)
+    a = open_player(alice, PASSWORD)
+    a.goto(f"/tables/{table.id}/")
+    expect(a.locator("#conn")).to_have_text("Connected")
+    sit_out, back = a.locator("#btn-sitout"), a.locator("#btn-sitin")
+    sit_out.click()
+    expect(back).to_be_visible()
+    expect(back).to_have_text("Keep playing")
+    expect(sit_out).to_be_hidden()
+    expect(a.locator("#table-app")).to_contain_text("You sit out when this hand ends.")
+    back.click()
+    expect(sit_out).to_be_visible()
+    expect(back).to_be_hidden()

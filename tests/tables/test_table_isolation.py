@@ -11,7 +11,10 @@ failure is recorded in its own transaction after the failing one rolled back), s
 use the transactional database.
 """
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 from django.utils.html import escape
 
 from tables.exceptions import NotYourTurn
@@ -26,19 +29,23 @@ pytestmark = pytest.mark.django_db(transaction=True)
 LONG_AGO = "2000-01-01T00:00Z"
 
 
+def an_hour_from_now():
+    return timezone.now() + timedelta(hours=1)
+
+
 def table_with_hand(name: str) -> Table:
     """A heads-up table with its first hand dealt, that no task touches during the test
-    (players sit while it is paused, so no deal is scheduled; timeouts are far away)."""
+    (players sit while the next hand is an hour away, so the deal they schedule is for
+    then; the test deals; timeouts are far away)."""
     table = TableFactory(
         name=name,
         stake_level=StakeLevelFactory(),
         seats=6,
         action_seconds=600,
         pause_between_hands_ms=0,
-        status=TableStatus.PAUSED,
+        next_hand_at=an_hour_from_now(),
     )
     seat_players(table, 2)
-    Table.objects.filter(pk=table.pk).update(status=TableStatus.OPEN)
     deal(table)
     return table
 
@@ -74,11 +81,14 @@ def timed_out(table: Table) -> bool:
 def test_the_sweep_goes_on_past_a_broken_table_and_recovers_the_others(break_hand):
     broken = table_with_hand("Broken")
     healthy = table_with_hand("Healthy")
-    # Players sit while the table is paused (nothing schedules a deal), then it opens
-    # behind the services' back: its deal is "lost", only the sweep can make it.
-    idle = TableFactory(name="Idle", seats=6, pause_between_hands_ms=0, status=TableStatus.PAUSED)
+    # Players sit while the next hand is an hour away (the deal is scheduled for then),
+    # then it is due at once behind the services' back: its deal is "lost", only the
+    # sweep can make it.
+    idle = TableFactory(
+        name="Idle", seats=6, pause_between_hands_ms=0, next_hand_at=an_hour_from_now()
+    )
     seat_players(idle, 2)
-    Table.objects.filter(pk=idle.pk).update(status=TableStatus.OPEN)
+    Table.objects.filter(pk=idle.pk).update(next_hand_at=None)
     break_hand(broken)
     overdue(broken)
     overdue(healthy)

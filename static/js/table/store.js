@@ -303,7 +303,7 @@ function youFromSeats(model) {
     status: seat.status,
     stack: seat.stack,
     leaving: seat.leaving,
-    ...(satOut ? { sitting_out_next: false } : {}),
+    sitting_out_next: !satOut && Boolean(seat.sitting_out_next),
   };
 }
 
