@@ -253,7 +253,10 @@ def _request_outcome(*, table: Table, seat: Seat, kind: str, state: HandState) -
         return False, (
             f"{refused}: seat {other} posted an overblind, and an overblind hand takes no straddle."
         )
-    if kind == OVERBLIND and state.overblinder is not None:
+    stack = state.starting_stacks[index]
+    covers = stack >= blind_option_cost(stake=stake)
+    if kind == OVERBLIND and covers and state.overblinder is not None:
+        # The engine passes over an asker who cannot cover it: then that is the reason.
         other = seats[state.overblinder]
         return False, (
             f"{refused}: one overblind per hand, and seat {other} asked too, first from the "
@@ -270,5 +273,4 @@ def _request_outcome(*, table: Table, seat: Seat, kind: str, state: HandState) -
                 f"{refused}: the straddle is for the player left of the big blind, seat "
                 f"{left_of_big} in this hand."
             )
-    stack = state.starting_stacks[index]
     return False, f"{refused}: {_cannot_cover(stake=stake, kind=kind, stack=stack)}"
