@@ -15,8 +15,9 @@ from tests.factories import PASSWORD
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def seat_all(table, users) -> None:
-    """Seat everyone in one transaction: the first hand deals with all of them."""
+def seat_all_paused(table, users) -> None:
+    """Seat everyone and pause the table in one transaction: no hand is dealt until an
+    admin opens it (a paused table takes no buy-ins, so the seats come first)."""
     with transaction.atomic():
         for number, user in enumerate(users, start=1):
             seat_take(
@@ -26,19 +27,20 @@ def seat_all(table, users) -> None:
                 buy_in=10_000,
                 idempotency_key=f"straddle-{user.username}",
             )
+        table_status_set(table_id=table.id, status=TableStatus.PAUSED)
 
 
 def test_the_straddle_toggle_is_offered_left_of_the_big_blind_and_the_deal_posts_it(
     open_player,
 ):
     # Paused: the players sit down and alice asks before the first hand is dealt.
-    table = holdem_table(status=TableStatus.PAUSED, action_seconds=30)
+    table = holdem_table(action_seconds=30)
     table.stake_level.allow_straddle = True
     table.stake_level.save()
     bob, carol, dave, alice = (player(name) for name in ("bob", "carol", "dave", "alice"))
     # The first hand: button seat 1 (bob, seated first), blinds carol and dave, so the
     # straddle is alice's in seat 4; bob has none.
-    outside_the_browser_loop(seat_all, table=table, users=[bob, carol, dave, alice])
+    outside_the_browser_loop(seat_all_paused, table=table, users=[bob, carol, dave, alice])
     a = open_player(alice, PASSWORD)
     a.goto(f"/tables/{table.id}/")
     b = open_player(bob, PASSWORD)
