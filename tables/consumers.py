@@ -33,6 +33,7 @@ snapshot). Messages the snapshot already covers are dropped.
 """
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -51,7 +52,7 @@ from tables.events import table_group
 from tables.exceptions import TableError
 from tables.models import Table
 from tables.selectors import table_snapshot
-from tables.services import advance, play, seating
+from tables.services import advance, blind_options, play, seating
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,15 @@ COMMANDS: dict[str, tuple[Any, dict[str, tuple[str, type]]]] = {
     "sit_in": (seating.seat_sit_in, {"post_big_blind": ("post_big_blind", bool)}),
     "leave": (seating.seat_leave, {}),
     "advance": (advance.seat_advance_set, {"action": ("kind", str), "amount": ("amount", int)}),
+    # Ask for (`on`: true) or cancel a straddle / an overblind for the next hand.
+    "straddle": (
+        functools.partial(blind_options.seat_blind_option_set, kind=blind_options.STRADDLE),
+        {"on": ("wanted", bool)},
+    ),
+    "overblind": (
+        functools.partial(blind_options.seat_blind_option_set, kind=blind_options.OVERBLIND),
+        {"on": ("wanted", bool)},
+    ),
 }
 REORDER_WAIT = 0.5
 # A command is a few hundred characters; anything much larger is refused unparsed.
@@ -88,7 +98,13 @@ MAX_INT = 2**63 - 1
 RATE_BURST = 20
 RATE_PER_SECOND = 10.0
 # Fields a command cannot go without.
-REQUIRED = {"act": {"action"}, "sit": {"seat", "buy_in"}, "top_up": {"amount"}}
+REQUIRED = {
+    "act": {"action"},
+    "sit": {"seat", "buy_in"},
+    "top_up": {"amount"},
+    "straddle": {"on"},
+    "overblind": {"on"},
+}
 # Money-moving commands: a missing idempotency key gets one unique to this command.
 KEYED = {"sit", "top_up"}
 

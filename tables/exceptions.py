@@ -50,3 +50,21 @@ class IllegalTableAction(TableError):
     """An action the engine refused; `code` is the engine's (below_min_raise, ...)."""
 
     code = "illegal_action"
+
+
+class BlindOptionNotAllowed(TableError):
+    """A straddle or overblind the stake level (or the next hand, a kill hand) does not take."""
+
+    code = "blind_option_not_allowed"
+
+
+class BlindOptionSeat(TableError):
+    """A straddle or overblind asked from a seat it is not open to in the next hand."""
+
+    code = "blind_option_seat"
+
+
+class BlindOptionCannotCover(TableError):
+    """A straddle or overblind the player's stack cannot post in full."""
+
+    code = "blind_option_cannot_cover"

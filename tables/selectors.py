@@ -132,8 +132,20 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
             "leaving": mine.leave_after_hand,
             "sitting_out_next": mine.sit_out_after_hand,
             "advance": mine.advance,
+            "blind_options": _blind_options(table=table, seats=seats, seat=mine),
         },
         "hand": hand_view,
         # What this viewer may bring if they sit down (the no-ratholing rule included).
         "buy_in": buy_in,
     }
+
+
+def _blind_options(*, table: Table, seats: list[Seat], seat: Seat) -> dict[str, Any] | None:
+    """The straddle and overblind options open to this seat for the next hand."""
+    # Imported here: the rules live with the table services, which import this module.
+    from tables.services.blind_options import blind_options_of, next_hand_outlook
+
+    if not (table.stake_level.allow_straddle or table.stake_level.allow_overblind):
+        return None  # the common case costs nothing
+    outlook = next_hand_outlook(table=table, seats=seats)
+    return blind_options_of(stake=table.stake_level, seat=seat, outlook=outlook)

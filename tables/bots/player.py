@@ -56,6 +56,12 @@ CONNECT_TIMEOUT = 10
 SLEEP_RATE = 0.25
 DISCONNECT_RATE = 0.2
 DROP_RATE = 0.05
+# Share of the chances a bot takes to straddle or overblind when the room offers one.
+BLIND_OPTION_RATE = 0.3
+# What a straddle or overblind request may meet when the table moved meanwhile.
+BLIND_OPTION_REFUSALS = frozenset(
+    {"blind_option_not_allowed", "blind_option_seat", "blind_option_cannot_cover"}
+)
 # Seconds a message that came early waits for the missing one before a resync.
 GAP_GRACE = 0.5
 # Wallet: deposit up to TARGET buy-ins when it holds less than LOW (buy-ins at the max).
@@ -207,6 +213,10 @@ class Bot:
         self.leave_sent = False
         self.drop_connection = False
         self.done = False
+        # The straddle/overblind options the room last said are open to us (`blind_options`
+        # of our own copy of a message), and whether we have yet to decide on them.
+        self.blind_options: dict[str, Any] | None = None
+        self.blind_options_new = False
         # A `sit` (its buy-in) or a `top_up` whose answer was lost with a connection.
         self.unsure_sit: int | None = None
         self.leave_unsure = False
@@ -464,6 +474,7 @@ class Bot:
             self.unsure_sit = None
         if you is not None:
             self.seat, self.status, self.stack = you["seat"], you["status"], you["stack"]
+            self._blind_options_seen(you.get("blind_options"))
         elif self.seat is not None:
             # Gone while we were away: fine if we asked to leave, else the room lost us.
             if not self.leave_sent:
@@ -529,6 +540,8 @@ class Bot:
 
     async def on_event(self, message: dict[str, Any]) -> None:
         self.run_.saw(message)
+        if "blind_options" in message:
+            self._blind_options_seen(message["blind_options"])
         kind = message["type"]
         if kind == "hand_started":
             self.hand = message["hand"]
@@ -646,6 +659,24 @@ class Bot:
             return
         if self.status == "sitting_out" and not self.rejoin_pending:
             await self.rejoin()
+        elif self.blind_options_new:
+            await self.blind_option_maybe()
+
+    def _blind_options_seen(self, options: dict[str, Any] | None) -> None:
+        self.blind_options = options
+        self.blind_options_new = options is not None
+
+    async def blind_option_maybe(self) -> None:
+        """Sometimes ask for a straddle or an overblind the room says is open to us: once
+        per change of what is open (the room sends our options again when it changes)."""
+        self.blind_options_new = False
+        for kind, option in (self.blind_options or {}).items():
+            if option["open"] and not option["asked"] and self.rng.random() < BLIND_OPTION_RATE:
+                # The table may move before it arrives (someone sits down, a kill is won):
+                # a refusal then is the room working as designed.
+                await self.send({"cmd": kind, "on": True}, expected=BLIND_OPTION_REFUSALS)
+                self.report.blind_options_asked += 1
+                return
 
     async def sit(self) -> None:
         """Take the bot's seat (another free one if someone took it) with a buy-in."""

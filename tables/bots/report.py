@@ -58,6 +58,8 @@ class BotReport:
     reordered: int = 0
     resyncs: int = 0
     deliberate_timeouts: int = 0
+    # Straddles and overblinds the bots asked for (RULES §7).
+    blind_options_asked: int = 0
     deposits: int = 0
     latencies: list[float] = field(default_factory=list)
     # Seconds from a turn's start (its deadline less the clock) to its arrival at the bot.
@@ -97,7 +99,7 @@ class BotReport:
             f"{self.restarts_seen}, refused {self.connect_failures} attempts, lost "
             f"{self.answers_lost} answers, {self.books_unverified} wallets unverified), "
             f"out-of-order healed {self.reordered}, gaps {self.gaps}, resyncs {self.resyncs}, "
-            f"deposits {self.deposits}",
+            f"deposits {self.deposits}, straddles/overblinds asked {self.blind_options_asked}",
             "act latency ms: "
             + ", ".join(f"{name} {value:.1f}" for name, value in lat.items())
             + f" (n={len(self.latencies)})",

@@ -27,6 +27,8 @@ class StakeSpec:
     spread: tuple[int, int] | None = None
     kill: str = Kill.NONE
     kill_min_pot: int = 0
+    allow_straddle: bool = False
+    allow_overblind: bool = False
 
     def fields(self) -> dict[str, object]:
         """Every model field of the stake level this spec describes."""
@@ -46,6 +48,8 @@ class StakeSpec:
             "buy_in_max": maximum,
             "kill": self.kill,
             "kill_min_pot": self.kill_min_pot,
+            "allow_straddle": self.allow_straddle,
+            "allow_overblind": self.allow_overblind,
         }
 
 
@@ -58,18 +62,28 @@ FL, SL, PL, NL = (
 )
 
 DEMO_STAKES: tuple[StakeSpec, ...] = (
-    StakeSpec("PLO 0.50/1", OMAHA, PL, 100),
+    # The optional straddle and overblind (RULES §7) are on at some tables, so that the
+    # demo and the bots (the first bot tables are these two) show them.
+    StakeSpec("PLO 0.50/1", OMAHA, PL, 100, allow_straddle=True),
     StakeSpec("Omaha NL 0.25/0.50", OMAHA, NL, 50),
     StakeSpec("Omaha FL 1/2", OMAHA, FL, 100),
     StakeSpec("Omaha SL 0.50-1.50", OMAHA, SL, 50, spread=(50, 150)),
     # Kill when one player scoops a pot of 10 big bets or more.
-    StakeSpec("Omaha Hi-Lo 8 FL 2/4 kill", OMAHA8, FL, 200, kill=Kill.FULL, kill_min_pot=4_000),
+    StakeSpec(
+        "Omaha Hi-Lo 8 FL 2/4 kill",
+        OMAHA8,
+        FL,
+        200,
+        kill=Kill.FULL,
+        kill_min_pot=4_000,
+        allow_overblind=True,
+    ),
     StakeSpec("Omaha Hi-Lo 8 PL 0.50/1", OMAHA8, PL, 100),
     StakeSpec("Omaha Hi-Lo 8 NL 1/2", OMAHA8, NL, 200),
     StakeSpec("Omaha Hi-Lo 8 SL 1-3", OMAHA8, SL, 100, spread=(100, 300)),
-    StakeSpec("Hold'em NL 1/2", HOLDEM, NL, 200),
+    StakeSpec("Hold'em NL 1/2", HOLDEM, NL, 200, allow_straddle=True),
     StakeSpec("Hold'em PL 0.50/1", HOLDEM, PL, 100),
-    StakeSpec("Hold'em FL 2/4", HOLDEM, FL, 200),
+    StakeSpec("Hold'em FL 2/4", HOLDEM, FL, 200, allow_straddle=True, allow_overblind=True),
     StakeSpec("Hold'em SL 1-3", HOLDEM, SL, 100, spread=(100, 300)),
 )
 

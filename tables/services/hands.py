@@ -124,7 +124,7 @@ def _button_passes(seat: int, previous_button: int | None, button: int) -> bool:
     return seat > previous_button or seat < button
 
 
-def _kill_for_next_hand(*, table: Table, seats: list[Seat]) -> KillInfo | None:
+def kill_for_next_hand(*, table: Table, seats: list[Seat]) -> KillInfo | None:
     """The kill won in the last hand, if the killer is still seated and playing."""
     last = Hand.objects.filter(table=table, status=HandStatus.FINISHED).order_by("-number").first()
     if last is None:
@@ -144,6 +144,8 @@ def _kill_for_next_hand(*, table: Table, seats: list[Seat]) -> KillInfo | None:
 
 def hand_start_if_ready(*, table: Table) -> Hand | None:
     """Deal the next hand if the table may; return it (None when not dealt)."""
+    from tables.services.blind_options import blind_options_note, blind_requests_answer
+
     now = timezone.now()
     if table.status != TableStatus.OPEN or hand_in_progress(table=table) is not None:
         return None
@@ -165,7 +167,7 @@ def hand_start_if_ready(*, table: Table) -> Hand | None:
         button=plan.button,
         deck=deck,
         hand_id=f"{table.id}-{number}",
-        kill=_kill_for_next_hand(table=table, seats=seats),
+        kill=kill_for_next_hand(table=table, seats=seats),
         deck_commitment=commitment,
     )
     hand = Hand.objects.create(
@@ -202,7 +204,13 @@ def hand_start_if_ready(*, table: Table) -> Hand | None:
     table.save(update_fields=["button_seat", "next_hand_at"])
     recorder = Recorder(table)
     recorder.engine_events(hand=hand, events=events, users_by_seat=users_by_seat(seats))
+    # Each straddle or overblind request was for this hand: answered (posted or why not)
+    # and cleared, with the deal's last event.
+    blind_requests_answer(table=table, seats=seats, state=state, recorder=recorder)
     hand_continue(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+    if hand.status == HandStatus.IN_PROGRESS:
+        # The button has moved: who may ask for the next hand's straddle has changed.
+        blind_options_note(table=table, seats=seats, recorder=recorder)
     recorder.save()
     return hand
 
@@ -303,6 +311,7 @@ def _hand_settle(
     *, table: Table, hand: Hand, state: HandState, seats: list[Seat], recorder: Recorder
 ) -> None:
     """Stacks, rake to the house, leavers cashed out, sit-outs, the next hand scheduled."""
+    from tables.services.blind_options import blind_options_note
     from tables.services.seating import seat_remove
 
     result = state.result
@@ -331,6 +340,7 @@ def _hand_settle(
         seat.save(update_fields=["stack", "status", "sit_out_after_hand", "advance"])
     remaining = [s for s in seats if not s.leave_after_hand]
     recorder.message({"type": "seats", "seats": seats_public(remaining)})
+    blind_options_note(table=table, seats=remaining, recorder=recorder)
     table.next_hand_at = now + timedelta(milliseconds=table.pause_between_hands_ms)
     table.save(update_fields=["next_hand_at"])
     if table.status == TableStatus.OPEN:

@@ -33,6 +33,7 @@ from tables.selectors import (
     seats_public,
     table_seats,
 )
+from tables.services.blind_options import blind_options_note
 from tables.services.hands import hand_continue, seat_remove
 from tables.services.locking import table_command, table_lock
 from tables.services.recorder import Recorder
@@ -62,7 +63,10 @@ def _in_current_hand(table: Table, seat: Seat) -> bool:
 
 
 def _announce_seats(table: Table, recorder: Recorder) -> None:
-    recorder.message({"type": "seats", "seats": seats_public(table_seats(table=table))})
+    seats = table_seats(table=table)
+    recorder.message({"type": "seats", "seats": seats_public(seats)})
+    # Who sits where decides who may straddle next hand: each player's options follow.
+    blind_options_note(table=table, seats=seats, recorder=recorder)
 
 
 def _seats_changed(table: Table) -> None:

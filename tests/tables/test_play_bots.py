@@ -45,7 +45,8 @@ def _engine_action(seat: int, decision: Decision) -> Action:
 
 @pytest.mark.parametrize("spec", DEMO_STAKES, ids=lambda spec: spec.name)
 def test_every_decision_is_legal_in_every_game_and_structure(spec):
-    """Random hands of every catalogue stake: the engine accepts every bot decision."""
+    """Random hands of every catalogue stake (straddled and overblinded ones too): the
+    engine accepts every bot decision."""
     config = stake_config(stake=StakeLevel(**spec.fields()))
     rng = random.Random(spec.name)
     for hand in range(40):
@@ -56,6 +57,9 @@ def test_every_decision_is_legal_in_every_game_and_structure(spec):
                 player=f"p{seat}",
                 # Short stacks too, so that short calls and all-ins for less come up.
                 stack=rng.choice([rng.randint(1, 4 * spec.big_blind), 100 * spec.big_blind]),
+                # Straddles and overblinds where the stake level has them (the bots ask).
+                straddle=spec.allow_straddle and rng.random() < 0.5,
+                overblind=spec.allow_overblind and rng.random() < 0.3,
             )
             for seat in range(1, players + 1)
         ]

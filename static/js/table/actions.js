@@ -3,7 +3,9 @@
  * check/call, bet/raise) with the legal amounts, the bet slider and amount box bounded
  * to [min_to, max_to] with min / half pot / pot / all-in shortcuts (pot- and no-limit),
  * the advance ("in turn") boxes while waiting, the seat controls (sit out, back, add
- * chips, leave) and the keyboard shortcuts F, C and R.
+ * chips, leave), the "Straddle / Overblind next hand" toggles (shown only when the
+ * server's `blind_options` say the option is open to the viewer, or they asked for it)
+ * and the keyboard shortcuts F, C and R.
  *
  * Every command goes through `send(cmd, fields)` (socket.js) and its answer: an error
  * shows the server's reason in the action bar and the buttons come back.
@@ -56,6 +58,7 @@ export class ActionBar {
     this.sitIn = root.querySelector("#btn-sitin");
     this.topUp = root.querySelector("#btn-topup");
     this.leave = root.querySelector("#btn-leave");
+    this.blindToggles = [...root.querySelectorAll("[data-blind-option]")];
     this.raiseTo = null;
     this.model = null;
     this.connected = false;
@@ -94,6 +97,12 @@ export class ActionBar {
     for (const box of this.advanceBox.querySelectorAll("[data-advance]")) {
       box.addEventListener("change", () => this.advanceChanged(box));
     }
+    for (const button of this.blindToggles) {
+      button.addEventListener("click", () => {
+        const option = this.blindOption(button.dataset.blindOption);
+        if (option) this.command(button.dataset.blindOption, { on: !option.asked });
+      });
+    }
     this.sitOut.addEventListener("click", () => this.command("sit_out"));
     this.sitIn.addEventListener("click", () => this.command("sit_in", { post_big_blind: false }));
     this.leave.addEventListener("click", () => {
@@ -102,6 +111,27 @@ export class ActionBar {
       this.command("leave");
     });
     document.addEventListener("keydown", (e) => this.shortcut(e));
+  }
+
+  /** The server's word on one option for the viewer: {open, asked, amount, reason}. */
+  blindOption(kind) {
+    const options = this.model && this.model.you && this.model.you.blind_options;
+    return options ? options[kind] || null : null;
+  }
+
+  renderBlindToggles() {
+    for (const button of this.blindToggles) {
+      const kind = button.dataset.blindOption;
+      const option = this.blindOption(kind);
+      button.hidden = !option || !(option.open || option.asked);
+      if (button.hidden) continue;
+      const label = kind === "straddle" ? "Straddle" : "Overblind";
+      button.textContent = `${label} next hand (${money(option.amount)})`;
+      button.setAttribute("aria-pressed", option.asked ? "true" : "false");
+      // Asked for, but no longer open (the seats moved): the deal will say it was not posted.
+      button.title = option.asked && !option.open ? option.reason || "" : "";
+      button.disabled = !this.connected;
+    }
   }
 
   legal() {
@@ -234,6 +264,7 @@ export class ActionBar {
     this.sitIn.textContent = you && you.sitting_out_next ? "Keep playing" : "I'm back";
     this.leave.hidden = !you || you.leaving;
     this.topUp.hidden = !you || Boolean(me);
+    this.renderBlindToggles();
     this.hint.textContent = this.hintText(model);
   }
 

@@ -70,6 +70,10 @@ export function describe(msg, model) {
       return msg.amount ? `Rake ${money(msg.amount)}` : null;
     case "chopped":
       return "The blinds chop: the blinds go back to their owners";
+    case "blind_option": {
+      const what = msg.kind === "straddle" ? "straddle" : "post an overblind";
+      return msg.wanted ? `${who()} asks to ${what} next hand` : `${who()} no longer asks to ${what}`;
+    }
     case "seat_left":
       return `${msg.player} leaves the table`;
     default:

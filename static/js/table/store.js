@@ -4,7 +4,8 @@
  * `fromSnapshot(msg)` builds the model from the server's snapshot (tables/selectors.py
  * `table_snapshot`); `applyEvent(model, msg)` folds one versioned event into it (the
  * event types of tables/engine/events.py plus the table's own `turn`, `seats` and
- * `seat_left`) and returns the seats that changed hands, for the log. Mirrors what the
+ * `seat_left`) and returns notes for the log (who sat down, what became of a straddle
+ * or overblind request). Mirrors what the
  * engine does to stacks, bets and pots, so that the screen needs no snapshot per event;
  * any doubt (a lost message) is settled by a fresh snapshot (socket.js).
  */
@@ -285,6 +286,12 @@ export function applyEvent(model, msg) {
     default:
       break;
   }
+  // The viewer's own copy of a message may carry their straddle/overblind options for
+  // the next hand, and at a deal what became of their request (posted, or why not).
+  if (Object.prototype.hasOwnProperty.call(msg, "blind_options") && model.you) {
+    model.you.blind_options = msg.blind_options;
+  }
+  for (const answer of msg.blind_requests || []) notes.push(answer.message);
   return notes;
 }
 
@@ -298,6 +305,7 @@ function youFromSeats(model) {
   return {
     advance: null,
     sitting_out_next: false,
+    blind_options: null,
     ...old,
     seat: seat.seat,
     status: seat.status,
