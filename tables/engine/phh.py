@@ -15,10 +15,16 @@ the events of the hand (those of ``start_hand`` and of every ``apply``, in order
   structures follow the same pattern: ``F``/``P``/``N`` + ``T`` (hold'em) or ``O`` (Omaha)
   + ``/8`` for hi-lo. Spread limit is written as fixed limit plus ``_structure = "SL"``
   and ``_spread_min``/``_spread_max``.
+* **Antes** are the same for everyone; with antes the file says
+  ``ante_trimming_status = true`` (PHH's field: an ante all-in for less wins only what
+  it matched).
 * **Amounts** are integer cents. ``blinds_or_straddles`` lists the nominal live blind of
   each player in player order (a straddle is the third entry); heads-up it is
-  ``[small, big]`` as PHH reads it. ``winnings`` are the chips each player took from the
-  pots (after rake); ``finishing_stacks`` the stacks after the hand.
+  ``[small, big]`` as PHH reads it. A newcomer's live big blind is a negative entry
+  (``[50, 100, 0, -100, 0]``): pokerkit's "post bet", a live bet that does not move the
+  first to act, where a third positive entry would be a straddle. ``winnings`` are the
+  chips each player took from the pots (after rake); ``finishing_stacks`` the stacks
+  after the hand.
 * **Actions.** ``d dh p1 AsKs`` (every hole card, for auditors), ``p1 f``, ``p1 cc``
   (check or call), ``p1 cbr 300`` (bet or raise *to* a street total of 300),
   ``d db Jc3d5c``, ``p2 sm AsKs`` (shown) and ``p2 sm -`` (mucked). When betting ends
@@ -31,8 +37,11 @@ the events of the hand (those of ``start_hand`` and of every ``apply``, in order
 * **Rules PHH cannot express** set a marker to true and record their events as comment
   actions (``# ...``): ``_allin_protection`` (``# p3 timeout: all-in protected``),
   ``_kill`` (with ``_kill_seat``, ``_kill_multiplier``, ``_small_blind``, ``_big_blind``),
-  ``_overblind`` (with ``_overblind_seat`` and the blinds) and ``_chop``. A timeout that
-  checked or folded is the plain action with a ``# timeout`` comment.
+  ``_overblind`` (with ``_overblind_seat`` and the blinds), ``_chop`` and
+  ``_short_blind`` (a live blind posted all-in for less, which counts in full, finer
+  points 17-18, where PHH readers count what was posted: ``# p2 posts the big blind
+  all-in for 60 of 100``, no line when the ante took every chip). A timeout that checked
+  or folded is the plain action with a ``# timeout`` comment.
 
 Import (:func:`parse_phh`, :func:`replay_phh`) reads such a file back, rebuilds the
 table configuration, the seats and the deck (``_deck``, else from the dealt cards), plays
@@ -200,6 +209,10 @@ def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None =
         f"antes = {_ints([cfg.ante] * n)}",
         f"blinds_or_straddles = {_ints(blinds)}",
     ]
+    if cfg.ante:
+        # PHH's own field: a player all-in from the ante wins from each opponent only the
+        # ante they matched, as in the engine (readers default to one pot of every ante).
+        lines.insert(2, "ante_trimming_status = true")
     if cfg.structure.is_limit:
         lines.append(f"small_bet = {cfg.small_bet}")
         lines.append(f"big_bet = {cfg.big_bet}")
@@ -237,26 +250,49 @@ def _blinds_or_straddles(
     state: HandState, posted: list[Posted], position: dict[int, int]
 ) -> list[int]:
     """Nominal live blind per player (PHH order; heads-up ``[small, big]``) from the
-    ``posted`` events; ``position[seat]`` is the seat's index in PHH order."""
+    ``posted`` events; ``position[seat]`` is the seat's index in PHH order.
+
+    A newcomer's big blind is negative, pokerkit's "post bet": a live bet that leaves
+    the first to act left of the big blind (a positive third entry is a straddle). The
+    small and big blind are written even when the ante left their seat nothing to post.
+    """
     cfg = state.config
-    n = len(state.seats)
-    nominal = {
-        "small_blind": cfg.small_blind,
-        "big_blind": cfg.big_blind,
-        "newcomer_big_blind": cfg.big_blind,
-        "straddle": 2 * cfg.big_blind,
-        "overblind": 2 * cfg.big_blind,
-        "kill_blind": state.limits.small_bet
-        if cfg.structure is Structure.FL
-        else state.limits.spread_min,
-    }
-    out = [0] * n
+    seats = state.seats
+    out = [0] * len(seats)
+    out[position[seats[state.small_blind_index]]] = cfg.small_blind
+    out[position[seats[state.big_blind_index]]] = cfg.big_blind
     for e in posted:
-        if e.kind in nominal:
-            out[position[e.seat]] = nominal[e.kind]
+        if e.kind in _BLIND_LABELS:
+            full = _nominal_blind(state, e.kind)
+            out[position[e.seat]] = -full if e.kind == "newcomer_big_blind" else full
+    n = len(seats)
     if n == 2:
         out.reverse()  # PHH lists the heads-up small blind (the button's, p2) first
     return out
+
+
+#: The live forced bets, as a comment line names them.
+_BLIND_LABELS = {
+    "small_blind": "the small blind",
+    "big_blind": "the big blind",
+    "newcomer_big_blind": "a newcomer's big blind",
+    "straddle": "a straddle",
+    "overblind": "an overblind",
+    "kill_blind": "a kill blind",
+}
+
+
+def _nominal_blind(state: HandState, kind: str) -> int:
+    """The full amount of a live forced bet of this kind (one of :data:`_BLIND_LABELS`)."""
+    cfg = state.config
+    if kind == "small_blind":
+        return cfg.small_blind
+    if kind in ("big_blind", "newcomer_big_blind"):
+        return cfg.big_blind
+    if kind == "kill_blind":
+        limits = state.limits
+        return limits.small_bet if cfg.structure is Structure.FL else limits.spread_min
+    return 2 * cfg.big_blind  # a straddle or an overblind
 
 
 def _actions(
@@ -288,6 +324,14 @@ def _actions(
             lines.append(f"d db {_cards_text(e.cards)}")
         elif cls is Posted:
             posted.append(e)
+            if e.all_in and e.kind in _BLIND_LABELS:
+                full = _nominal_blind(state, e.kind)
+                if e.amount < full:  # finer point 17: it counts in full all the same
+                    label = _BLIND_LABELS[e.kind]
+                    lines.append(
+                        f"# {player[e.seat]} posts {label} all-in for {e.amount} of {full}"
+                    )
+                    continue
             if e.kind in ("kill_blind", "overblind"):
                 label = "a kill blind" if e.kind == "kill_blind" else "an overblind"
                 lines.append(f"# {player[e.seat]} posts {label} of {e.amount}")
@@ -344,6 +388,8 @@ def _user_fields(lines: list[str], state: HandState, protected: bool, meta: PhhM
         lines.append(f"_big_blind = {cfg.big_blind}")
     if result is not None and result.chopped:
         lines.append("_chop = true")
+    if state.blind_shortfall:
+        lines.append("_short_blind = true")
     if state.deck_commitment is not None:
         lines.append(f"_deck_commitment = {_toml(state.deck_commitment)}")
     lines.append(f'_deck = "{_cards_text(state.deck)}"')
@@ -461,6 +507,11 @@ def parse_phh(text: str) -> PhhHand:
     # the button's small blind first); from three players on, blinds[k] is player k's.
     small_blind = _int(data.get("_small_blind", blinds[0]), "_small_blind")
     big_blind = _int(data.get("_big_blind", blinds[1]), "_big_blind")
+    # A newcomer's big blind: negative (pokerkit's post bet), or positive as this room's
+    # older files have it (which pokerkit reads as a straddle).
+    newcomer = (-big_blind, big_blind)
+    if min(blinds) < 0 and any(b < 0 and (k < 2 or b != -big_blind) for k, b in enumerate(blinds)):
+        raise PhhError("a post bet (a negative blind) must be a newcomer's big blind")
     if structure.is_limit:
         bets = {"small_bet": _int(data.get("small_bet"), "small_bet")}
         bets["big_bet"] = _int(data.get("big_bet"), "big_bet")
@@ -512,7 +563,7 @@ def parse_phh(text: str) -> PhhHand:
             seat_numbers[k],
             str(players[k]),
             stacks[k],
-            k > 1 and blinds[k] == big_blind and seat_numbers[k] not in special,
+            k > 1 and blinds[k] in newcomer and seat_numbers[k] not in special,
             k == 2 and straddle,
             seat_numbers[k] == overblind_seat,
             chop and k < 2,
