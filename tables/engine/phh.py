@@ -41,7 +41,9 @@ the events of the hand (those of ``start_hand`` and of every ``apply``, in order
   ``_short_blind`` (a live blind posted all-in for less, which counts in full, finer
   points 17-18, where PHH readers count what was posted: ``# p2 posts the big blind
   all-in for 60 of 100``, no line when the ante took every chip). A timeout that checked
-  or folded is the plain action with a ``# timeout`` comment.
+  or folded is the plain action with a ``# timeout`` comment. In fixed and spread limit,
+  ``_short_all_in_cap`` marks a street with more than 4 bets and raises, short all-ins
+  included: finer point 21 does not count those toward the cap, PHH readers do.
 
 Import (:func:`parse_phh`, :func:`replay_phh`) reads such a file back, rebuilds the
 table configuration, the seats and the deck (``_deck``, else from the dealt cards), plays
@@ -201,7 +203,7 @@ def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None =
     order = [*range(b + 1, n), *range(b + 1)]
     seats_in_order = [seats[i] for i in order]
     player = dict(zip(seats_in_order, _PLAYER_NAMES, strict=False))
-    actions, posted, protected = _actions(state, events, player)
+    actions, posted, protected, over_cap = _actions(state, events, player)
     blinds = _blinds_or_straddles(state, posted, {seat: k for k, seat in enumerate(seats_in_order)})
     # Known ints are written directly; values from outside the engine go through _toml.
     lines = [
@@ -241,7 +243,7 @@ def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None =
     lines.append(f"winnings = {_ints([result.winnings[i] for i in order])}")
     if meta.currency is not None:
         lines.append(f"currency = {_toml(meta.currency)}")
-    _user_fields(lines, state, protected, meta)
+    _user_fields(lines, state, protected, over_cap, meta)
     lines.append("")  # the text ends with a newline
     return "\n".join(lines)
 
@@ -265,10 +267,43 @@ def _blinds_or_straddles(
         if e.kind in _BLIND_LABELS:
             full = _nominal_blind(state, e.kind)
             out[position[e.seat]] = -full if e.kind == "newcomer_big_blind" else full
+    if state.blind_shortfall:
+        for i in _newcomers_all_in_from_the_ante(state, posted):
+            out[position[seats[i]]] = -cfg.big_blind
     n = len(seats)
     if n == 2:
         out.reverse()  # PHH lists the heads-up small blind (the button's, p2) first
     return out
+
+
+def _newcomers_all_in_from_the_ante(state: HandState, posted: list[Posted]) -> list[int]:
+    """The newcomers whose big blind the ante left nothing to post (no ``posted`` event),
+    found from what ``blind_shortfall`` leaves unexplained: the players all-in from the
+    ante outside the blinds, when there are exactly as many as such newcomers (never
+    guessed among more; the file then lacks them and its replay the shortfall)."""
+    cfg = state.config
+    explained = 0
+    paid: set[int] = set()
+    seat_index = {seat: i for i, seat in enumerate(state.seats)}
+    for e in posted:
+        if e.kind in _BLIND_LABELS:
+            explained += _nominal_blind(state, e.kind) - e.amount
+            paid.add(seat_index[e.seat])
+    forced = {state.small_blind_index, state.big_blind_index}
+    if state.killer is not None:
+        forced.add(state.killer)
+    for i in forced - paid:  # the ante took every chip of these blinds
+        if i == state.killer:
+            explained += _nominal_blind(state, "kill_blind")
+        else:
+            explained += cfg.small_blind if i == state.small_blind_index else cfg.big_blind
+    count, rest = divmod(state.blind_shortfall - explained, cfg.big_blind)
+    candidates = [
+        i
+        for i, stack in enumerate(state.starting_stacks)
+        if i not in forced and i not in paid and 0 < stack == state.antes[i]
+    ]
+    return candidates if count and not rest and len(candidates) == count else []
 
 
 #: The live forced bets, as a comment line names them.
@@ -295,22 +330,33 @@ def _nominal_blind(state: HandState, kind: str) -> int:
     return 2 * cfg.big_blind  # a straddle or an overblind
 
 
+#: Bets and raises a limit street may have for PHH readers (pokerkit's fixed-limit games),
+#: who count a short all-in among them; finer point 21 does not, so a street may have
+#: more here.
+_PHH_LIMIT_CAP = 4
+
+
 def _actions(
     state: HandState, events: Sequence[Event], player: dict[int, str]
-) -> tuple[list[str], list[Posted], bool]:
+) -> tuple[list[str], list[Posted], bool, bool]:
     """The PHH action lines of the hand's events; also, from the same pass over the
-    events, the blinds posted and whether a player was all-in protected."""
+    events, the blinds posted, whether a player was all-in protected and whether a limit
+    street had more bets and raises than PHH readers allow (:data:`_PHH_LIMIT_CAP`)."""
     lines: list[str] = []
     showdown: list[str] = []
     posted: list[Posted] = []
-    protected = False
+    protected = over_cap = False
+    bets = 0  # bets and raises on this street, short all-ins included
     runout_from: int | None = None  # index in ``lines`` where the run-out deals begin
     timed_out = False
     # Event classes have no subclasses: an identity test per class costs less than isinstance.
     for e in events:
         cls = type(e)
         if cls is Acted:
-            verb = _VERBS.get(e.action) or f"cbr {e.street_total}"
+            verb = _VERBS.get(e.action)
+            if verb is None:
+                verb = f"cbr {e.street_total}"
+                bets += 1
             lines.append(
                 f"{player[e.seat]} {verb} # timeout" if timed_out else f"{player[e.seat]} {verb}"
             )
@@ -319,6 +365,8 @@ def _actions(
         elif cls is HoleCards:
             lines.append(f"d dh {player[e.seat]} {_cards_text(e.cards)}")
         elif cls is DealtBoard:
+            over_cap = over_cap or bets > _PHH_LIMIT_CAP
+            bets = 0
             if runout_from is None:
                 runout_from = len(lines)
             lines.append(f"d db {_cards_text(e.cards)}")
@@ -354,10 +402,13 @@ def _actions(
         lines[runout_from:runout_from] = showdown
     else:
         lines += showdown
-    return lines, posted, protected
+    over_cap = (over_cap or bets > _PHH_LIMIT_CAP) and state.config.structure.is_limit
+    return lines, posted, protected, over_cap
 
 
-def _user_fields(lines: list[str], state: HandState, protected: bool, meta: PhhMeta) -> None:
+def _user_fields(
+    lines: list[str], state: HandState, protected: bool, over_cap: bool, meta: PhhMeta
+) -> None:
     """Add the underscore fields: rake, spread, deck commitment and special-rule markers."""
     cfg = state.config
     result = state.result
@@ -390,6 +441,8 @@ def _user_fields(lines: list[str], state: HandState, protected: bool, meta: PhhM
         lines.append("_chop = true")
     if state.blind_shortfall:
         lines.append("_short_blind = true")
+    if over_cap:
+        lines.append("_short_all_in_cap = true")
     if state.deck_commitment is not None:
         lines.append(f"_deck_commitment = {_toml(state.deck_commitment)}")
     lines.append(f'_deck = "{_cards_text(state.deck)}"')

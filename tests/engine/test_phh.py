@@ -370,6 +370,41 @@ def test_big_blind_the_ante_put_all_in_is_still_written_and_marked() -> None:
     assert replay_phh(text)[1] == text
 
 
+def test_newcomer_the_ante_put_all_in_is_still_a_post_bet() -> None:
+    """No chip left for the newcomer's big blind, so no ``posted`` event: the export finds
+    the newcomer from the shortfall, and the replay counts that blind in full again."""
+    config = TableConfig(game=Game.HOLDEM, structure=Structure.PL, big_blind=100, ante=10)
+    stacks = {1: 10_000, 2: 10_000, 3: 10_000, 4: 10, 5: 10_000}
+    options = {4: {"posts_big_blind": True}}
+    state, events = begin(config, stacks, button=1, options=options)
+    assert state.blind_shortfall == 100
+    state, more = run(state, "call", "call", "call", *("check",) * 13)
+    text = export_phh(state, events + more)
+    assert "blinds_or_straddles = [50, 100, -100, 0, 0]\n" in text
+    assert "_short_blind = true\n" in text
+    replayed, again = replay_phh(text)
+    assert again == text and replayed.blind_shortfall == 100
+
+
+def test_limit_street_past_pokerkits_cap_is_marked() -> None:
+    """FL 100/200 flop: bet, raise, re-raise, an all-in for 50 more, then the fourth full
+    bet (finer point 21: the short all-in does not count toward the cap). PHH readers
+    count five bets and raises, one over their cap: ``_short_all_in_cap``."""
+    config = TableConfig(game=Game.HOLDEM, structure=Structure.FL, big_blind=100)
+    stacks = {1: 10_000, 2: 10_000, 3: 10_000, 4: 450, 5: 10_000}
+    state, events = begin(config, stacks, button=5)
+    specs = ("call",) * 4 + ("check", "bet 100", "raise 200", "raise 300", "raise 350")
+    state, more = run(state, *specs, "raise 450", *("call",) * 3)
+    state, rest = run(state, *("check",) * 8)
+    assert state.over
+    text = export_phh(state, events + more + rest)
+    assert "_short_all_in_cap = true\n" in text
+    assert replay_phh(text)[1] == text
+    # Four bets and raises on a street are within every reader's cap: no marker.
+    state, events = golden()
+    assert "_short_all_in_cap" not in export_phh(state, events)
+
+
 def random_newcomer_hand(rng: random.Random, game: Game, structure: Structure):
     """A random hand where some players post a newcomer's big blind and stacks are often
     short, the blinds' too."""
@@ -415,7 +450,7 @@ def test_newcomers_and_short_stacks_round_trip_and_replay_in_pokerkit_or_are_mar
         state, events = random_newcomer_hand(rng, game, structure)
         text = export_phh(state, events)
         assert replay_phh(text)[1] == text
-        if "_short_blind = true" in text:
+        if "_short_blind = true" in text or "_short_all_in_cap = true" in text:
             marked += 1
             continue
         if pka.lowless_side_pot(state):
