@@ -7,6 +7,10 @@ stacks run short and blinds are posted all-in for less (finer points 17-18,
 ``_short_blind``); newcomers sit down asking to post a live big blind, and a player who
 sat out comes back the same way (a negative ``blinds_or_straddles`` entry, pokerkit's
 post bet). Our own reader replays every file to the same text (round trip).
+
+Not marked, and not met here: the pot- and no-limit case where short all-ins on both
+sides of a reopening let a player raise that pokerkit refuses
+(``test_pokerkit_differs_finer_point_19_short_all_ins_on_both_sides_of_a_reopening``).
 """
 
 import random
