@@ -15,10 +15,16 @@ the events of the hand (those of ``start_hand`` and of every ``apply``, in order
   structures follow the same pattern: ``F``/``P``/``N`` + ``T`` (hold'em) or ``O`` (Omaha)
   + ``/8`` for hi-lo. Spread limit is written as fixed limit plus ``_structure = "SL"``
   and ``_spread_min``/``_spread_max``.
+* **Antes** are the same for everyone; with antes the file says
+  ``ante_trimming_status = true`` (PHH's field: an ante all-in for less wins only what
+  it matched).
 * **Amounts** are integer cents. ``blinds_or_straddles`` lists the nominal live blind of
   each player in player order (a straddle is the third entry); heads-up it is
-  ``[small, big]`` as PHH reads it. ``winnings`` are the chips each player took from the
-  pots (after rake); ``finishing_stacks`` the stacks after the hand.
+  ``[small, big]`` as PHH reads it. A newcomer's live big blind is a negative entry
+  (``[50, 100, 0, -100, 0]``): pokerkit's "post bet", a live bet that does not move the
+  first to act, where a third positive entry would be a straddle. ``winnings`` are the
+  chips each player took from the pots (after rake); ``finishing_stacks`` the stacks
+  after the hand.
 * **Actions.** ``d dh p1 AsKs`` (every hole card, for auditors), ``p1 f``, ``p1 cc``
   (check or call), ``p1 cbr 300`` (bet or raise *to* a street total of 300),
   ``d db Jc3d5c``, ``p2 sm AsKs`` (shown) and ``p2 sm -`` (mucked). When betting ends
@@ -31,8 +37,13 @@ the events of the hand (those of ``start_hand`` and of every ``apply``, in order
 * **Rules PHH cannot express** set a marker to true and record their events as comment
   actions (``# ...``): ``_allin_protection`` (``# p3 timeout: all-in protected``),
   ``_kill`` (with ``_kill_seat``, ``_kill_multiplier``, ``_small_blind``, ``_big_blind``),
-  ``_overblind`` (with ``_overblind_seat`` and the blinds) and ``_chop``. A timeout that
-  checked or folded is the plain action with a ``# timeout`` comment.
+  ``_overblind`` (with ``_overblind_seat`` and the blinds), ``_chop`` and
+  ``_short_blind`` (a live blind posted all-in for less, which counts in full, finer
+  points 17-18, where PHH readers count what was posted: ``# p2 posts the big blind
+  all-in for 60 of 100``, no line when the ante took every chip). A timeout that checked
+  or folded is the plain action with a ``# timeout`` comment. In fixed and spread limit,
+  ``_short_all_in_cap`` marks a street with more than 4 bets and raises, short all-ins
+  included: finer point 21 does not count those toward the cap, PHH readers do.
 
 Import (:func:`parse_phh`, :func:`replay_phh`) reads such a file back, rebuilds the
 table configuration, the seats and the deck (``_deck``, else from the dealt cards), plays
@@ -192,7 +203,7 @@ def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None =
     order = [*range(b + 1, n), *range(b + 1)]
     seats_in_order = [seats[i] for i in order]
     player = dict(zip(seats_in_order, _PLAYER_NAMES, strict=False))
-    actions, posted, protected = _actions(state, events, player)
+    actions, posted, protected, over_cap = _actions(state, events, player)
     blinds = _blinds_or_straddles(state, posted, {seat: k for k, seat in enumerate(seats_in_order)})
     # Known ints are written directly; values from outside the engine go through _toml.
     lines = [
@@ -200,6 +211,10 @@ def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None =
         f"antes = {_ints([cfg.ante] * n)}",
         f"blinds_or_straddles = {_ints(blinds)}",
     ]
+    if cfg.ante:
+        # PHH's own field: a player all-in from the ante wins from each opponent only the
+        # ante they matched, as in the engine (readers default to one pot of every ante).
+        lines.insert(2, "ante_trimming_status = true")
     if cfg.structure.is_limit:
         lines.append(f"small_bet = {cfg.small_bet}")
         lines.append(f"big_bet = {cfg.big_bet}")
@@ -228,7 +243,7 @@ def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None =
     lines.append(f"winnings = {_ints([result.winnings[i] for i in order])}")
     if meta.currency is not None:
         lines.append(f"currency = {_toml(meta.currency)}")
-    _user_fields(lines, state, protected, meta)
+    _user_fields(lines, state, protected, over_cap, meta)
     lines.append("")  # the text ends with a newline
     return "\n".join(lines)
 
@@ -237,44 +252,111 @@ def _blinds_or_straddles(
     state: HandState, posted: list[Posted], position: dict[int, int]
 ) -> list[int]:
     """Nominal live blind per player (PHH order; heads-up ``[small, big]``) from the
-    ``posted`` events; ``position[seat]`` is the seat's index in PHH order."""
+    ``posted`` events; ``position[seat]`` is the seat's index in PHH order.
+
+    A newcomer's big blind is negative, pokerkit's "post bet": a live bet that leaves
+    the first to act left of the big blind (a positive third entry is a straddle). The
+    small and big blind are written even when the ante left their seat nothing to post.
+    """
     cfg = state.config
-    n = len(state.seats)
-    nominal = {
-        "small_blind": cfg.small_blind,
-        "big_blind": cfg.big_blind,
-        "newcomer_big_blind": cfg.big_blind,
-        "straddle": 2 * cfg.big_blind,
-        "overblind": 2 * cfg.big_blind,
-        "kill_blind": state.limits.small_bet
-        if cfg.structure is Structure.FL
-        else state.limits.spread_min,
-    }
-    out = [0] * n
+    seats = state.seats
+    out = [0] * len(seats)
+    out[position[seats[state.small_blind_index]]] = cfg.small_blind
+    out[position[seats[state.big_blind_index]]] = cfg.big_blind
     for e in posted:
-        if e.kind in nominal:
-            out[position[e.seat]] = nominal[e.kind]
+        if e.kind in _BLIND_LABELS:
+            full = _nominal_blind(state, e.kind)
+            out[position[e.seat]] = -full if e.kind == "newcomer_big_blind" else full
+    if state.blind_shortfall:
+        for i in _newcomers_all_in_from_the_ante(state, posted):
+            out[position[seats[i]]] = -cfg.big_blind
+    n = len(seats)
     if n == 2:
         out.reverse()  # PHH lists the heads-up small blind (the button's, p2) first
     return out
 
 
+def _newcomers_all_in_from_the_ante(state: HandState, posted: list[Posted]) -> list[int]:
+    """The newcomers whose big blind the ante left nothing to post (no ``posted`` event),
+    found from what ``blind_shortfall`` leaves unexplained: the players all-in from the
+    ante outside the blinds, when there are exactly as many as such newcomers (never
+    guessed among more; the file then lacks them and its replay the shortfall)."""
+    cfg = state.config
+    explained = 0
+    paid: set[int] = set()
+    seat_index = {seat: i for i, seat in enumerate(state.seats)}
+    for e in posted:
+        if e.kind in _BLIND_LABELS:
+            explained += _nominal_blind(state, e.kind) - e.amount
+            paid.add(seat_index[e.seat])
+    forced = {state.small_blind_index, state.big_blind_index}
+    if state.killer is not None:
+        forced.add(state.killer)
+    for i in forced - paid:  # the ante took every chip of these blinds
+        if i == state.killer:
+            explained += _nominal_blind(state, "kill_blind")
+        else:
+            explained += cfg.small_blind if i == state.small_blind_index else cfg.big_blind
+    count, rest = divmod(state.blind_shortfall - explained, cfg.big_blind)
+    candidates = [
+        i
+        for i, stack in enumerate(state.starting_stacks)
+        if i not in forced and i not in paid and 0 < stack == state.antes[i]
+    ]
+    return candidates if count and not rest and len(candidates) == count else []
+
+
+#: The live forced bets, as a comment line names them.
+_BLIND_LABELS = {
+    "small_blind": "the small blind",
+    "big_blind": "the big blind",
+    "newcomer_big_blind": "a newcomer's big blind",
+    "straddle": "a straddle",
+    "overblind": "an overblind",
+    "kill_blind": "a kill blind",
+}
+
+
+def _nominal_blind(state: HandState, kind: str) -> int:
+    """The full amount of a live forced bet of this kind (one of :data:`_BLIND_LABELS`)."""
+    cfg = state.config
+    if kind == "small_blind":
+        return cfg.small_blind
+    if kind in ("big_blind", "newcomer_big_blind"):
+        return cfg.big_blind
+    if kind == "kill_blind":
+        limits = state.limits
+        return limits.small_bet if cfg.structure is Structure.FL else limits.spread_min
+    return 2 * cfg.big_blind  # a straddle or an overblind
+
+
+#: Bets and raises a limit street may have for PHH readers (pokerkit's fixed-limit games),
+#: who count a short all-in among them; finer point 21 does not, so a street may have
+#: more here.
+_PHH_LIMIT_CAP = 4
+
+
 def _actions(
     state: HandState, events: Sequence[Event], player: dict[int, str]
-) -> tuple[list[str], list[Posted], bool]:
+) -> tuple[list[str], list[Posted], bool, bool]:
     """The PHH action lines of the hand's events; also, from the same pass over the
-    events, the blinds posted and whether a player was all-in protected."""
+    events, the blinds posted, whether a player was all-in protected and whether a limit
+    street had more bets and raises than PHH readers allow (:data:`_PHH_LIMIT_CAP`)."""
     lines: list[str] = []
     showdown: list[str] = []
     posted: list[Posted] = []
-    protected = False
+    protected = over_cap = False
+    bets = 0  # bets and raises on this street, short all-ins included
     runout_from: int | None = None  # index in ``lines`` where the run-out deals begin
     timed_out = False
     # Event classes have no subclasses: an identity test per class costs less than isinstance.
     for e in events:
         cls = type(e)
         if cls is Acted:
-            verb = _VERBS.get(e.action) or f"cbr {e.street_total}"
+            verb = _VERBS.get(e.action)
+            if verb is None:
+                verb = f"cbr {e.street_total}"
+                bets += 1
             lines.append(
                 f"{player[e.seat]} {verb} # timeout" if timed_out else f"{player[e.seat]} {verb}"
             )
@@ -283,11 +365,21 @@ def _actions(
         elif cls is HoleCards:
             lines.append(f"d dh {player[e.seat]} {_cards_text(e.cards)}")
         elif cls is DealtBoard:
+            over_cap = over_cap or bets > _PHH_LIMIT_CAP
+            bets = 0
             if runout_from is None:
                 runout_from = len(lines)
             lines.append(f"d db {_cards_text(e.cards)}")
         elif cls is Posted:
             posted.append(e)
+            if e.all_in and e.kind in _BLIND_LABELS:
+                full = _nominal_blind(state, e.kind)
+                if e.amount < full:  # finer point 17: it counts in full all the same
+                    label = _BLIND_LABELS[e.kind]
+                    lines.append(
+                        f"# {player[e.seat]} posts {label} all-in for {e.amount} of {full}"
+                    )
+                    continue
             if e.kind in ("kill_blind", "overblind"):
                 label = "a kill blind" if e.kind == "kill_blind" else "an overblind"
                 lines.append(f"# {player[e.seat]} posts {label} of {e.amount}")
@@ -310,10 +402,13 @@ def _actions(
         lines[runout_from:runout_from] = showdown
     else:
         lines += showdown
-    return lines, posted, protected
+    over_cap = (over_cap or bets > _PHH_LIMIT_CAP) and state.config.structure.is_limit
+    return lines, posted, protected, over_cap
 
 
-def _user_fields(lines: list[str], state: HandState, protected: bool, meta: PhhMeta) -> None:
+def _user_fields(
+    lines: list[str], state: HandState, protected: bool, over_cap: bool, meta: PhhMeta
+) -> None:
     """Add the underscore fields: rake, spread, deck commitment and special-rule markers."""
     cfg = state.config
     result = state.result
@@ -344,6 +439,10 @@ def _user_fields(lines: list[str], state: HandState, protected: bool, meta: PhhM
         lines.append(f"_big_blind = {cfg.big_blind}")
     if result is not None and result.chopped:
         lines.append("_chop = true")
+    if state.blind_shortfall:
+        lines.append("_short_blind = true")
+    if over_cap:
+        lines.append("_short_all_in_cap = true")
     if state.deck_commitment is not None:
         lines.append(f"_deck_commitment = {_toml(state.deck_commitment)}")
     lines.append(f'_deck = "{_cards_text(state.deck)}"')
@@ -461,6 +560,11 @@ def parse_phh(text: str) -> PhhHand:
     # the button's small blind first); from three players on, blinds[k] is player k's.
     small_blind = _int(data.get("_small_blind", blinds[0]), "_small_blind")
     big_blind = _int(data.get("_big_blind", blinds[1]), "_big_blind")
+    # A newcomer's big blind: negative (pokerkit's post bet), or positive as this room's
+    # older files have it (which pokerkit reads as a straddle).
+    newcomer = (-big_blind, big_blind)
+    if min(blinds) < 0 and any(b < 0 and (k < 2 or b != -big_blind) for k, b in enumerate(blinds)):
+        raise PhhError("a post bet (a negative blind) must be a newcomer's big blind")
     if structure.is_limit:
         bets = {"small_bet": _int(data.get("small_bet"), "small_bet")}
         bets["big_bet"] = _int(data.get("big_bet"), "big_bet")
@@ -512,7 +616,7 @@ def parse_phh(text: str) -> PhhHand:
             seat_numbers[k],
             str(players[k]),
             stacks[k],
-            k > 1 and blinds[k] == big_blind and seat_numbers[k] not in special,
+            k > 1 and blinds[k] in newcomer and seat_numbers[k] not in special,
             k == 2 and straddle,
             seat_numbers[k] == overblind_seat,
             chop and k < 2,

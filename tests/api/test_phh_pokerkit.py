@@ -26,12 +26,6 @@ pytestmark = pytest.mark.django_db
 HANDS_PER_TABLE = 3
 
 
-def pokerkit_final(text: str):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pokerkit warns about our PHH user fields
-        return list(pka.RoomHandHistory.loads(text))[-1]
-
-
 def assert_replays(hand: Hand, text: str) -> None:
     state = HandState.from_dict(hand.state)
     events = [event_from_dict(e.data) for e in hand.events.order_by("seq")]
@@ -39,14 +33,7 @@ def assert_replays(hand: Hand, text: str) -> None:
     assert sum(state.stacks) + hand.rake == sum(state.starting_stacks)
     if pka.lowless_side_pot(state):
         return  # a known pokerkit difference (tests/engine/test_differential.py)
-    final = pokerkit_final(text)
-    assert not final.status, "pokerkit did not finish the hand"
-    order = pka.phh_order(state)
-    ours = {state.seats[i]: state.stacks[i] for i in order}
-    theirs = {state.seats[i]: final.stacks[k] for k, i in enumerate(order)}
-    for group in pka.odd_chip_groups(events):
-        assert sum(ours.pop(s) for s in group) == sum(theirs.pop(s) for s in group)
-    assert ours == theirs, text
+    pka.assert_phh_replays(state, events, text)
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -23,6 +23,7 @@ Differences that cannot be configured away are listed in ``test_differential.py`
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
@@ -305,6 +306,22 @@ _EXTRA_VARIANTS: dict[str, type[Any]] = {
     "PO/8": PotLimitOmahaHiLo,
     "NO/8": NoLimitOmahaHiLo,
 }
+
+
+def assert_phh_replays(state: HandState, events: Sequence[Event], text: str) -> None:
+    """pokerkit plays the PHH ``text`` of the hand ``state`` (its ``events``) to the end
+    and to the engine's finishing stacks, the odd chips compared as ``odd_chip_groups``
+    says (the caller skips the hands of :func:`lowless_side_pot`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pokerkit warns about our PHH user fields
+        final = list(RoomHandHistory.loads(text))[-1]
+    assert not final.status, f"pokerkit did not finish the hand:\n{text}"
+    order = phh_order(state)
+    ours = {state.seats[i]: state.stacks[i] for i in order}
+    theirs = {state.seats[i]: final.stacks[k] for k, i in enumerate(order)}
+    for group in odd_chip_groups(events):
+        assert sum(ours.pop(s) for s in group) == sum(theirs.pop(s) for s in group), text
+    assert ours == theirs, text
 
 
 class RoomHandHistory(HandHistory):
