@@ -2,8 +2,11 @@
 error with its code, the player's own `blind_options` in the snapshot and on the
 `blind_option` message, on the real PostgreSQL and the real Redis channel layer."""
 
+from datetime import timedelta
+
 import pytest
 from channels.db import database_sync_to_async as db
+from django.utils import timezone
 
 from tables.models import Seat, Structure
 from tests.factories import StakeLevelFactory, TableFactory
@@ -14,10 +17,17 @@ from tests.tables.test_consumers import Client_
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+def quiet_table(stake) -> object:
+    """A table whose first hand is an hour away: the suite's Celery worker (these tests
+    commit) must not deal while a test looks at the next hand's options."""
+    return TableFactory(
+        stake_level=stake, seats=6, next_hand_at=timezone.now() + timedelta(hours=1)
+    )
+
+
 @pytest.fixture
 def straddle_table():
-    stake = StakeLevelFactory(allow_straddle=True)
-    return TableFactory(stake_level=stake, seats=6)
+    return quiet_table(StakeLevelFactory(allow_straddle=True))
 
 
 async def test_a_straddle_from_the_seat_left_of_the_big_blind_is_acked_and_shown(straddle_table):
@@ -60,7 +70,7 @@ def short_overblind_table():
     stake = StakeLevelFactory(
         structure=Structure.FIXED_LIMIT, allow_overblind=True, buy_in_min=300, big_bet=400
     )
-    return TableFactory(stake_level=stake, seats=6)
+    return quiet_table(stake)
 
 
 async def test_an_overblind_the_stack_cannot_cover_is_refused(short_overblind_table):
