@@ -104,7 +104,7 @@ class ServicesMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         if hasattr(self, "world"):
-            harness.world_retire(self.world)
+            harness.world_end()
 
     # -- helpers ----------------------------------------------------------------------
 

@@ -144,7 +144,7 @@ class WebSocketMachine(RuleBasedStateMachine):
             for sock in list(self.sockets):
                 self.run(self._disconnect(sock))
         finally:
-            harness.world_retire(self.world)
+            harness.world_end()
 
     # -- plumbing ---------------------------------------------------------------------
 
@@ -307,16 +307,21 @@ class WebSocketMachine(RuleBasedStateMachine):
         user = data.draw(st.sampled_from(self.world.people))
         self.command(self.socket_of(data, user), "top_up", amount=amount, key=self.room_key(data))
 
-    @rule(data=st.data(), with_turn=st.booleans())
+    @rule(data=st.data(), with_turn=st.booleans(), moves=st.integers(1, 6))
     @counted
-    def act_legal(self, data, with_turn: bool) -> None:
+    def play_on(self, data, with_turn: bool, moves: int) -> None:
+        """A few legal actions, each from the actor's socket, or the next deal."""
+        for _ in range(moves):
+            self._act_legal(data, with_turn)
+
+    def _act_legal(self, data, with_turn: bool) -> None:
         live = harness.live_hand(self.table)
         if live is None:
             self._deal()
             return
         hand, state = live
         legal = state.legal_actions()
-        choices: list[dict[str, Any]] = [{"action": "check" if legal.can_check else "call"}]
+        choices: list[dict[str, Any]] = [{"action": "check" if legal.can_check else "call"}] * 3
         if legal.can_fold:
             choices.append({"action": "fold"})
         if legal.can_bet_raise:
