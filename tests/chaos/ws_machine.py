@@ -48,6 +48,7 @@ from tables.models import Hand, Seat
 from tables.services import play, seating
 from tables.tasks import hand_start_due
 from tests.chaos import harness
+from tests.chaos.recording import RECORDED
 from tests.chaos.stats import STATS, checked, counted
 
 # Close codes the consumer documents (tables/consumers.py): no such table, try again.
@@ -116,9 +117,13 @@ class WebSocketMachine(RuleBasedStateMachine):
 
     loop: asyncio.AbstractEventLoop  # the test's own loop (test_chaos.py)
 
-    @initialize(stake=st.sampled_from([("omaha", "PL"), ("holdem", "NL"), ("holdem", "FL")]))
-    def world_begin(self, stake: tuple[str, str]) -> None:
+    @initialize(
+        stake=st.sampled_from([("omaha", "PL"), ("holdem", "NL"), ("holdem", "FL")]),
+        seed=st.integers(0, 2**32),
+    )
+    def world_begin(self, stake: tuple[str, str], seed: int) -> None:
         STATS.example()
+        RECORDED.shuffler.seed(seed)
         self.world = harness.world_create(structures=(stake,), players=3)
         self.table = self.world.tables[0]
         self.sockets: list[Socket] = []
