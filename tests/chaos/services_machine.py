@@ -541,9 +541,8 @@ class ServicesMachine(RuleBasedStateMachine):
         a time: the others must carry on). Next time: the fault is fixed and the admin
         re-opens the table, which plays on."""
         if not self.world.broken:
-            if data.draw(st.integers(0, 2)) == 0:  # now and then
-                table = data.draw(st.sampled_from(self.world.tables))
-                self.world.broken.add(table.pk)
+            table = data.draw(st.sampled_from(self.world.tables))
+            self.world.broken.add(table.pk)
             return
         table_id = self.world.broken.pop()
         self.world.asked_status[table_id] = TableStatus.OPEN

@@ -45,7 +45,7 @@ from poker_room.asgi import application
 from tables import consumers
 from tables.engine.actions import Action
 from tables.models import Hand, Seat
-from tables.services import play, seating
+from tables.services import play
 from tables.tasks import hand_start_due
 from tests.chaos import harness
 from tests.chaos.recording import RECORDED
@@ -129,18 +129,15 @@ class WebSocketMachine(RuleBasedStateMachine):
         self.sockets: list[Socket] = []
         self.sits: list[SitKey] = []
         self.pending: list[Withdrawal] = []
+        self.open_socket(None)
         for number, user in enumerate(self.world.players[:2], start=1):
             raw = uuid.uuid4().hex
-            key = f"ws:{user.pk}:sit:{raw}"
-            seat = seating.seat_take(
-                table_id=self.table.pk,
-                user=user,
-                seat_number=number,
-                buy_in=10_000,
-                idempotency_key=key,
+            answer = self.command(
+                self.open_socket(user), "sit", seat=number, buy_in=10_000, key=raw
             )
+            assert answer["type"] == "ack", answer
+            seat = Seat.objects.get(table=self.table, player=user)
             self.sits.append(SitKey(raw, user, number, 10_000, seat.pk))
-        self.open_socket(None)
 
     def teardown(self) -> None:
         if not hasattr(self, "world"):
