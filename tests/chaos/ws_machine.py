@@ -250,7 +250,10 @@ class WebSocketMachine(RuleBasedStateMachine):
         user = None if spectator else data.draw(st.sampled_from(self.world.players))
         second_tab = user is not None and any(s.user == user for s in self.sockets)
         before = harness.live_hand(self.table)
-        self.open_socket(user)
+        sock = self.open_socket(user)
+        # The consumer grants a bonus after sending the snapshot: one round trip later,
+        # whatever its connect did is done (a consumer handles one event at a time).
+        self.command(sock, "snapshot")
         after = harness.live_hand(self.table)
         same_turn = (
             before is not None
