@@ -227,7 +227,7 @@ class WebSocketMachine(RuleBasedStateMachine):
         return answer.get("code") == "rate_limited"
 
     def room_key(self, data) -> str:
-        shape = data.draw(st.sampled_from(("fresh", "fresh", *harness.ROOM_KEY_SHAPES)))
+        shape = data.draw(st.sampled_from(("fresh", *harness.ROOM_KEY_SHAPES)))
         if shape == "fresh":
             return uuid.uuid4().hex
         live = harness.live_hand(self.table)
@@ -280,7 +280,9 @@ class WebSocketMachine(RuleBasedStateMachine):
     )
     @counted
     def sit(self, data, number: int, amount: int) -> None:
-        user = data.draw(st.sampled_from(self.world.people))
+        seated = set(Seat.objects.filter(table=self.table).values_list("player_id", flat=True))
+        standing = [u for u in self.world.players if u.pk not in seated]
+        user = data.draw(st.sampled_from(standing * 2 + self.world.people))
         sock = self.socket_of(data, user)
         raw = self.room_key(data)
         answer = self.command(sock, "sit", seat=number, buy_in=amount, key=raw)
