@@ -15,9 +15,10 @@ Checked on every frame: exactly one answer, an `ack` or an `error` with a code (
 second one later); the socket is never closed by the server except with a code the
 consumer documents (4404, 1013), never 1011; legal acts on one's turn are acked, a seated
 player's leave is acked, a replayed sit is answered as the first time or refused
-`idempotency_key_reused`; a second tab never extends the turn (the reconnect bonus is
-for a real drop). After every step: nobody received a card they may not see, the ledger
-audit is clean and the chips are conserved (tests/chaos/harness.py).
+`idempotency_key_reused`; a connect extends the turn only for a player whose last
+socket dropped during that very turn, their own (the reconnect bonus). After every
+step: nobody received a card they may not see, the ledger audit is clean and the chips
+are conserved (tests/chaos/harness.py).
 
 Every socket is disconnected in teardown, and the test's own event loop is closed only
 when no task of it is left (a leaked channel-layer receive would poison later tests).
@@ -129,6 +130,8 @@ class WebSocketMachine(RuleBasedStateMachine):
         self.sockets: list[Socket] = []
         self.sits: list[SitKey] = []
         self.pending: list[Withdrawal] = []
+        # user id -> (hand, turn) their last socket dropped in, during their own turn
+        self.dropped: dict[int, tuple[int, int]] = {}
         self.open_socket(None)
         for number, user in enumerate(self.world.players[:2], start=1):
             raw = uuid.uuid4().hex
@@ -154,7 +157,39 @@ class WebSocketMachine(RuleBasedStateMachine):
         return self.loop.run_until_complete(asyncio.wait_for(coro, 30))
 
     def open_socket(self, user) -> Socket:
-        return self.run(self._connect(user, session_headers(user)))
+        """Connect; check that the turn's clock moved only for a player whose last socket
+        dropped during this very turn, their own (the reconnect bonus, RULES §5)."""
+        headers = session_headers(user)
+        before = harness.live_hand(self.table)
+        sock = self.run(self._connect(user, headers))
+        if user is None:
+            return sock
+        # The consumer grants a bonus after sending the snapshot: one round trip later,
+        # whatever its connect did is done (a consumer handles one event at a time).
+        self.command(sock, "snapshot")
+        after = harness.live_hand(self.table)
+        dropped = self.dropped.pop(user.pk, None)
+        if before is None or after is None:
+            return sock
+        same_turn = (before[0].pk, before[0].turn_version) == (after[0].pk, after[0].turn_version)
+        if same_turn and after[0].turn_deadline != before[0].turn_deadline:
+            assert dropped == (after[0].pk, after[0].turn_version), (
+                f"{user.username} earned the reconnect bonus without a drop on their turn"
+            )
+        return sock
+
+    def close_socket(self, sock: Socket) -> None:
+        """Disconnect; when it was the player's last socket, remember the turn it dropped in
+        if that turn was theirs."""
+        last = sock.user is not None and sum(s.user == sock.user for s in self.sockets) == 1
+        if last:
+            live = harness.live_hand(self.table)
+            seat = Seat.objects.filter(table=self.table, player=sock.user).first()
+            if live and seat is not None and live[1].actor == seat.number:
+                self.dropped[sock.user.pk] = (live[0].pk, live[0].turn_version)
+            else:
+                self.dropped.pop(sock.user.pk, None)
+        self.run(self._disconnect(sock))
 
     async def _connect(self, user, headers: list[tuple[bytes, bytes]]) -> Socket:
         ws = WebsocketCommunicator(application, f"/ws/tables/{self.table.pk}/", headers=headers)
@@ -244,32 +279,15 @@ class WebSocketMachine(RuleBasedStateMachine):
     @rule(data=st.data(), spectator=st.booleans())
     @counted
     def connect(self, data, spectator: bool) -> None:
-        """A new socket: a spectator, a player's first, or a second tab."""
-        if len(self.sockets) >= 6:
-            return
-        user = None if spectator else data.draw(st.sampled_from(self.world.players))
-        second_tab = user is not None and any(s.user == user for s in self.sockets)
-        before = harness.live_hand(self.table)
-        sock = self.open_socket(user)
-        # The consumer grants a bonus after sending the snapshot: one round trip later,
-        # whatever its connect did is done (a consumer handles one event at a time).
-        self.command(sock, "snapshot")
-        after = harness.live_hand(self.table)
-        same_turn = (
-            before is not None
-            and after is not None
-            and (before[0].pk, before[0].turn_version) == (after[0].pk, after[0].turn_version)
-        )
-        if second_tab and same_turn:
-            assert after[0].turn_deadline == before[0].turn_deadline, (
-                "a second tab earned the reconnect bonus"
-            )
+        """A new socket: a spectator, a player's first, a second tab, a reconnect."""
+        if len(self.sockets) < 6:
+            self.open_socket(None if spectator else data.draw(st.sampled_from(self.world.players)))
 
     @rule(data=st.data())
     @counted
     def disconnect(self, data) -> None:
         if self.sockets:
-            self.run(self._disconnect(data.draw(st.sampled_from(self.sockets))))
+            self.close_socket(data.draw(st.sampled_from(self.sockets)))
 
     # -- commands ---------------------------------------------------------------------
 
