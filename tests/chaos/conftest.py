@@ -1,5 +1,6 @@
 """Fixtures of the chaos machines: the Celery tasks recorded instead of sent, the
-published messages recorded (services machine), the fault injection in place."""
+published messages recorded (services machine), decks shuffled from a seed Hypothesis
+draws, the fault injection in place."""
 
 from collections.abc import Iterator
 
@@ -7,6 +8,7 @@ import pytest
 
 from tables import events, scheduling
 from tables.engine.state import HandState
+from tables.services import hands
 from tests.chaos import recording
 from tests.chaos.stats import STATS
 
@@ -17,6 +19,7 @@ def tasks_recorded(monkeypatch) -> Iterator[recording.Recorded]:
     recording.RECORDED.clear()
     STATS.reset()
     monkeypatch.setattr(scheduling, "_send_on_commit", recording.send_recorded)
+    monkeypatch.setattr(hands, "shuffled_deck", recording.shuffled_deck_seeded)
     monkeypatch.setattr(HandState, "from_dict", staticmethod(recording.load_state_with_faults))
     yield recording.RECORDED
     print(STATS.summary())

@@ -9,9 +9,11 @@ them from its sockets).
 """
 
 import contextlib
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from tables.engine.deck import shuffled_deck
 from tables.engine.state import HandState
 from tables.events import TableMessage
 from tables.models import Hand, HandStatus
@@ -28,6 +30,9 @@ class Recorded:
     messages: list[tuple[int, int | None, TableMessage]] = field(default_factory=list)
     broken: set[int] = field(default_factory=set)
     armed: bool = False
+    # The shuffles of this example, seeded by Hypothesis: the same choices deal the same
+    # cards, so that a failure replays and shrinks.
+    shuffler: random.Random = field(default_factory=random.Random)
 
     def clear(self) -> None:
         self.timeouts.clear()
@@ -65,6 +70,11 @@ def publish_recorded(table_id: int, messages: list[TableMessage]) -> None:
     for message in messages:
         hand = message.public.get("hand")
         RECORDED.messages.append((table_id, hand if isinstance(hand, int) else live, message))
+
+
+def shuffled_deck_seeded() -> list[int]:
+    """Stands in for `tables.services.hands.shuffled_deck` (the deck is injected)."""
+    return shuffled_deck(RECORDED.shuffler)
 
 
 def load_state_with_faults(data: dict) -> HandState:

@@ -79,10 +79,12 @@ class ServicesMachine(RuleBasedStateMachine):
     @initialize(
         holdem=st.sampled_from(["NL", "FL"]),
         seated=st.tuples(st.integers(2, 4), st.integers(0, 4)),
+        seed=st.integers(0, 2**32),
     )
-    def world_begin(self, holdem: str, seated: tuple[int, int]) -> None:
+    def world_begin(self, holdem: str, seated: tuple[int, int], seed: int) -> None:
         """The room, with some players already seated (play starts sooner)."""
         STATS.example()
+        RECORDED.shuffler.seed(seed)
         self.world = harness.world_create(
             structures=(("omaha", "PL"), ("holdem", holdem)), players=4
         )
@@ -104,7 +106,7 @@ class ServicesMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         if hasattr(self, "world"):
-            harness.world_retire(self.world)
+            harness.world_end()
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -217,9 +219,21 @@ class ServicesMachine(RuleBasedStateMachine):
             assert seat.stack == amount and harness.wallet(user) == before - amount
             self.sits.append(KeyUse(raw, table, user, amount, number, seat.pk))
 
-    @rule(data=st.data(), same_amount=st.booleans(), same_seat=st.booleans())
+    @rule(
+        data=st.data(),
+        what=st.sampled_from(("sit", "top_up")),
+        same_amount=st.booleans(),
+        same_seat=st.booleans(),
+    )
     @counted
-    def sit_replayed(self, data, same_amount: bool, same_seat: bool) -> None:
+    def replay(self, data, what: str, same_amount: bool, same_seat: bool) -> None:
+        """A client sends an earlier request again, with its key (the same or not)."""
+        if what == "sit":
+            self._sit_replayed(data, same_amount, same_seat)
+        else:
+            self._top_up_replayed(data, same_amount)
+
+    def _sit_replayed(self, data, same_amount: bool, same_seat: bool) -> None:
         if not self.sits:
             return
         use = data.draw(st.sampled_from(self.sits))
@@ -275,9 +289,7 @@ class ServicesMachine(RuleBasedStateMachine):
             assert harness.wallet(user) == before - amount
             self.top_ups.append(KeyUse(raw, table, user, amount, seat.number, seat.pk))
 
-    @rule(data=st.data(), same_amount=st.booleans())
-    @counted
-    def top_up_replayed(self, data, same_amount: bool) -> None:
+    def _top_up_replayed(self, data, same_amount: bool) -> None:
         if not self.top_ups:
             return
         use = data.draw(st.sampled_from(self.top_ups))
@@ -312,6 +324,8 @@ class ServicesMachine(RuleBasedStateMachine):
         live = harness.live_hand(table)
         if actor and live is not None:
             user = Seat.objects.get(table=table, number=live[1].actor).player
+            free = live[1].legal_actions().can_check
+            STATS.note(f"leave on own turn, check {'free' if free else 'not free'}")
         else:
             user = self.someone_at(data, table)
         seated = self.seat_of(table, user) is not None
@@ -322,12 +336,26 @@ class ServicesMachine(RuleBasedStateMachine):
             else:
                 assert not ok and result.code == "not_seated"
 
-    @rule(data=st.data(), sit_in=st.booleans(), post=st.booleans())
+    @rule(
+        data=st.data(),
+        what=st.sampled_from(("sit_out", "sit_in", "advance")),
+        post=st.booleans(),
+        kind=st.sampled_from(("fold", "check", "check_fold", "call", "bet_raise", None, "x")),
+        amount=st.sampled_from((None, 0, 400, 1_000, 10**12, "9")),
+    )
     @counted
-    def sit_out_or_in(self, data, sit_in: bool, post: bool) -> None:
+    def seat_options(self, data, what: str, post: bool, kind, amount) -> None:
+        """Sit out, sit in (posting a big blind or not), or queue an advance action."""
         table = data.draw(st.sampled_from(self.world.tables))
-        user = data.draw(st.sampled_from(self.world.players))
-        if sit_in:
+        user = self.someone_at(data, table)
+        if what == "advance":
+            self.attempt(
+                table,
+                lambda: advance.seat_advance_set(
+                    table_id=table.pk, user=user, kind=kind, amount=amount
+                ),
+            )
+        elif what == "sit_in":
             self.attempt(
                 table,
                 lambda: seating.seat_sit_in(table_id=table.pk, user=user, post_big_blind=post),
@@ -335,48 +363,42 @@ class ServicesMachine(RuleBasedStateMachine):
         else:
             self.attempt(table, lambda: seating.seat_sit_out(table_id=table.pk, user=user))
 
-    @rule(
-        data=st.data(),
-        kind=st.sampled_from(("fold", "check", "check_fold", "call", "bet_raise", None, "x")),
-        amount=st.sampled_from((None, 0, 400, 1_000, 10**12, "9")),
-    )
-    @counted
-    def advance_action(self, data, kind, amount) -> None:
-        table = data.draw(st.sampled_from(self.world.tables))
-        user = data.draw(st.sampled_from(self.world.players))
-        self.attempt(
-            table,
-            lambda: advance.seat_advance_set(
-                table_id=table.pk, user=user, kind=kind, amount=amount
-            ),
-        )
-
     # -- playing --------------------------------------------------------------------------
 
-    @rule(data=st.data(), with_turn=st.booleans(), moves=st.integers(1, 8))
+    @rule(data=st.data(), with_turn=st.booleans(), moves=st.integers(1, 12))
     @counted
     def play_on(self, data, with_turn: bool, moves: int) -> None:
         """The table moves on: a few legal actions, or the next hand dealt when due."""
         table = data.draw(st.sampled_from(self.world.tables))
-        for _ in range(moves):
+        for _ in range(moves if self.healthy(table) else 1):
             if harness.live_hand(table) is None:
                 self._deal(table)
             else:
                 self._act_legal(data, table, with_turn)
 
-    def _act_legal(self, data, table: Table, with_turn: bool) -> None:
+    @rule(data=st.data())
+    @counted
+    def hand_played_out(self, data) -> None:
+        """The hand in progress is played to its end (checks and calls, some folds)."""
+        table = data.draw(st.sampled_from(self.world.tables))
+        for _ in range(60):
+            if harness.live_hand(table) is None or not self.healthy(table):
+                break
+            self._act_legal(data, table, with_turn=True, passive=True)
+
+    def _act_legal(self, data, table: Table, with_turn: bool, passive: bool = False) -> None:
         live = harness.live_hand(table)
         if live is None:
             return
         hand, state = live
         legal = state.legal_actions()
-        choices = []
+        # Mostly checks and calls, so that hands reach later streets and showdowns.
+        choices = [("check", None) if legal.can_check else ("call", None)] * 4
         if legal.can_fold:
             choices.append(("fold", None))
-        choices.append(("check", None) if legal.can_check else ("call", None))
-        if legal.can_bet_raise:
-            choices += [("bet_raise", legal.min_to), ("bet_raise", legal.max_to)]
-            choices.append(("bet_raise", data.draw(st.integers(legal.min_to, legal.max_to))))
+        if legal.can_bet_raise and not passive:
+            bets = (legal.min_to, legal.max_to, data.draw(st.integers(legal.min_to, legal.max_to)))
+            choices.append(("bet_raise", data.draw(st.sampled_from(bets))))
         kind, amount = data.draw(st.sampled_from(choices))
         user = Seat.objects.get(table=table, number=state.actor).player
         ok, result = self.attempt(
@@ -430,10 +452,15 @@ class ServicesMachine(RuleBasedStateMachine):
 
     # -- the clock ------------------------------------------------------------------------
 
-    @rule(data=st.data(), late=st.booleans())
+    @rule(data=st.data(), when=st.sampled_from(("late", "early", "stale")))
     @counted
-    def turn_times_out(self, data, late: bool) -> None:
-        """The current turn's timeout, fired after its deadline (late) or before it."""
+    def turn_times_out(self, data, when: str) -> None:
+        """A turn's timeout task runs: the current turn's after its deadline (late) or
+        before it (early), or one scheduled for a turn that may since have passed."""
+        if when == "stale":
+            self._stale_timeout(data)
+            return
+        late = when == "late"
         table = data.draw(st.sampled_from(self.world.tables))
         live = harness.live_hand(table)
         if live is None:
@@ -453,10 +480,7 @@ class ServicesMachine(RuleBasedStateMachine):
             assert ok, f"a timeout failed: {acted!r}"
             assert acted == due, f"a timeout {'due' if due else 'not yet due'} acted={acted}"
 
-    @rule(data=st.data())
-    @counted
-    def stale_timeout(self, data) -> None:
-        """A timeout task scheduled for a turn that may since have passed."""
+    def _stale_timeout(self, data) -> None:
         mine = [t for t in RECORDED.timeouts if t[0] in {x.pk for x in self.world.tables}]
         if not mine:
             return
@@ -467,11 +491,6 @@ class ServicesMachine(RuleBasedStateMachine):
         )
         if self.healthy(table):
             assert ok, f"a stale timeout failed: {result!r}"
-
-    @rule(data=st.data())
-    @counted
-    def deal_when_due(self, data) -> None:
-        self._deal(data.draw(st.sampled_from(self.world.tables)))
 
     def _deal(self, table: Table) -> None:
         ok, result = self.attempt(table, lambda: hand_start_due(table_id=table.pk))
@@ -517,19 +536,16 @@ class ServicesMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     @counted
-    def table_breaks(self, data) -> None:
-        """A fault no one planned: this table's hands cannot be loaded any more."""
-        if self.world.broken:
-            return  # one broken table at a time: the others must carry on
-        table = data.draw(st.sampled_from(self.world.tables))
-        self.world.broken.add(table.pk)
-
-    @rule()
-    @counted
-    def table_repaired(self) -> None:
-        """The fault is fixed and the admin re-opens the table: it plays on."""
+    def table_fault(self, data) -> None:
+        """A fault no one planned: a table's hands cannot be loaded any more (one table at
+        a time: the others must carry on). Some time later the fault is fixed and the
+        admin re-opens the table, which plays on."""
         if not self.world.broken:
+            table = data.draw(st.sampled_from(self.world.tables))
+            self.world.broken.add(table.pk)
             return
+        if data.draw(st.integers(0, 2)):
+            return  # not fixed yet: the room lives with it a while longer
         table_id = self.world.broken.pop()
         self.world.asked_status[table_id] = TableStatus.OPEN
         table_status_set(table_id=table_id, status=TableStatus.OPEN)

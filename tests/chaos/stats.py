@@ -6,6 +6,7 @@ which the test prints, so a run says how many steps it took to find a bug.
 """
 
 import functools
+import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,10 @@ class Stats:
 
     def example(self) -> None:
         self.examples += 1
+        progress = os.environ.get("CHAOS_PROGRESS")
+        if progress:  # a long run that may be stopped from outside says how far it got
+            with open(progress, "a") as out:
+                out.write(self.summary().replace("\n", " ") + "\n")
 
     def reset(self) -> None:
         self.examples = self.steps = 0

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_the_services_survive_anything_players_the_clock_and_admins_do(messages_recorded):
-    run_state_machine_as_test(ServicesMachine, settings=chaos_settings(examples=12, steps=25))
+    run_state_machine_as_test(ServicesMachine, settings=chaos_settings(examples=15, steps=25))
 
 
 @pytest.mark.verify
@@ -55,7 +55,7 @@ def _run_ws_machine(examples: int, steps: int) -> None:
 
 
 def test_the_table_socket_survives_anything_clients_send(tasks_recorded):
-    _run_ws_machine(examples=8, steps=15)
+    _run_ws_machine(examples=10, steps=15)
 
 
 @pytest.mark.verify

@@ -15,9 +15,10 @@ Checked on every frame: exactly one answer, an `ack` or an `error` with a code (
 second one later); the socket is never closed by the server except with a code the
 consumer documents (4404, 1013), never 1011; legal acts on one's turn are acked, a seated
 player's leave is acked, a replayed sit is answered as the first time or refused
-`idempotency_key_reused`; a second tab never extends the turn (the reconnect bonus is
-for a real drop). After every step: nobody received a card they may not see, the ledger
-audit is clean and the chips are conserved (tests/chaos/harness.py).
+`idempotency_key_reused`; a connect extends the turn only for a player whose last
+socket dropped during that very turn, their own (the reconnect bonus). After every
+step: nobody received a card they may not see, the ledger audit is clean and the chips
+are conserved (tests/chaos/harness.py).
 
 Every socket is disconnected in teardown, and the test's own event loop is closed only
 when no task of it is left (a leaked channel-layer receive would poison later tests).
@@ -45,9 +46,10 @@ from poker_room.asgi import application
 from tables import consumers
 from tables.engine.actions import Action
 from tables.models import Hand, Seat
-from tables.services import play, seating
+from tables.services import play
 from tables.tasks import hand_start_due
 from tests.chaos import harness
+from tests.chaos.recording import RECORDED
 from tests.chaos.stats import STATS, checked, counted
 
 # Close codes the consumer documents (tables/consumers.py): no such table, try again.
@@ -116,26 +118,29 @@ class WebSocketMachine(RuleBasedStateMachine):
 
     loop: asyncio.AbstractEventLoop  # the test's own loop (test_chaos.py)
 
-    @initialize(stake=st.sampled_from([("omaha", "PL"), ("holdem", "NL"), ("holdem", "FL")]))
-    def world_begin(self, stake: tuple[str, str]) -> None:
+    @initialize(
+        stake=st.sampled_from([("omaha", "PL"), ("holdem", "NL"), ("holdem", "FL")]),
+        seed=st.integers(0, 2**32),
+    )
+    def world_begin(self, stake: tuple[str, str], seed: int) -> None:
         STATS.example()
+        RECORDED.shuffler.seed(seed)
         self.world = harness.world_create(structures=(stake,), players=3)
         self.table = self.world.tables[0]
         self.sockets: list[Socket] = []
         self.sits: list[SitKey] = []
         self.pending: list[Withdrawal] = []
+        # user id -> (hand, turn) their last socket dropped in, during their own turn
+        self.dropped: dict[int, tuple[int, int]] = {}
+        self.open_socket(None)
         for number, user in enumerate(self.world.players[:2], start=1):
             raw = uuid.uuid4().hex
-            key = f"ws:{user.pk}:sit:{raw}"
-            seat = seating.seat_take(
-                table_id=self.table.pk,
-                user=user,
-                seat_number=number,
-                buy_in=10_000,
-                idempotency_key=key,
+            answer = self.command(
+                self.open_socket(user), "sit", seat=number, buy_in=10_000, key=raw
             )
+            assert answer["type"] == "ack", answer
+            seat = Seat.objects.get(table=self.table, player=user)
             self.sits.append(SitKey(raw, user, number, 10_000, seat.pk))
-        self.open_socket(None)
 
     def teardown(self) -> None:
         if not hasattr(self, "world"):
@@ -144,7 +149,7 @@ class WebSocketMachine(RuleBasedStateMachine):
             for sock in list(self.sockets):
                 self.run(self._disconnect(sock))
         finally:
-            harness.world_retire(self.world)
+            harness.world_end()
 
     # -- plumbing ---------------------------------------------------------------------
 
@@ -152,7 +157,39 @@ class WebSocketMachine(RuleBasedStateMachine):
         return self.loop.run_until_complete(asyncio.wait_for(coro, 30))
 
     def open_socket(self, user) -> Socket:
-        return self.run(self._connect(user, session_headers(user)))
+        """Connect; check that the turn's clock moved only for a player whose last socket
+        dropped during this very turn, their own (the reconnect bonus, RULES §5)."""
+        headers = session_headers(user)
+        before = harness.live_hand(self.table)
+        sock = self.run(self._connect(user, headers))
+        if user is None:
+            return sock
+        # The consumer grants a bonus after sending the snapshot: one round trip later,
+        # whatever its connect did is done (a consumer handles one event at a time).
+        self.command(sock, "snapshot")
+        after = harness.live_hand(self.table)
+        dropped = self.dropped.pop(user.pk, None)
+        if before is None or after is None:
+            return sock
+        same_turn = (before[0].pk, before[0].turn_version) == (after[0].pk, after[0].turn_version)
+        if same_turn and after[0].turn_deadline != before[0].turn_deadline:
+            assert dropped == (after[0].pk, after[0].turn_version), (
+                f"{user.username} earned the reconnect bonus without a drop on their turn"
+            )
+        return sock
+
+    def close_socket(self, sock: Socket) -> None:
+        """Disconnect; when it was the player's last socket, remember the turn it dropped in
+        if that turn was theirs."""
+        last = sock.user is not None and sum(s.user == sock.user for s in self.sockets) == 1
+        if last:
+            live = harness.live_hand(self.table)
+            seat = Seat.objects.filter(table=self.table, player=sock.user).first()
+            if live and seat is not None and live[1].actor == seat.number:
+                self.dropped[sock.user.pk] = (live[0].pk, live[0].turn_version)
+            else:
+                self.dropped.pop(sock.user.pk, None)
+        self.run(self._disconnect(sock))
 
     async def _connect(self, user, headers: list[tuple[bytes, bytes]]) -> Socket:
         ws = WebsocketCommunicator(application, f"/ws/tables/{self.table.pk}/", headers=headers)
@@ -225,7 +262,7 @@ class WebSocketMachine(RuleBasedStateMachine):
         return answer.get("code") == "rate_limited"
 
     def room_key(self, data) -> str:
-        shape = data.draw(st.sampled_from(("fresh", "fresh", *harness.ROOM_KEY_SHAPES)))
+        shape = data.draw(st.sampled_from(("fresh", *harness.ROOM_KEY_SHAPES)))
         if shape == "fresh":
             return uuid.uuid4().hex
         live = harness.live_hand(self.table)
@@ -242,29 +279,15 @@ class WebSocketMachine(RuleBasedStateMachine):
     @rule(data=st.data(), spectator=st.booleans())
     @counted
     def connect(self, data, spectator: bool) -> None:
-        """A new socket: a spectator, a player's first, or a second tab."""
-        if len(self.sockets) >= 6:
-            return
-        user = None if spectator else data.draw(st.sampled_from(self.world.players))
-        second_tab = user is not None and any(s.user == user for s in self.sockets)
-        before = harness.live_hand(self.table)
-        self.open_socket(user)
-        after = harness.live_hand(self.table)
-        same_turn = (
-            before is not None
-            and after is not None
-            and (before[0].pk, before[0].turn_version) == (after[0].pk, after[0].turn_version)
-        )
-        if second_tab and same_turn:
-            assert after[0].turn_deadline == before[0].turn_deadline, (
-                "a second tab earned the reconnect bonus"
-            )
+        """A new socket: a spectator, a player's first, a second tab, a reconnect."""
+        if len(self.sockets) < 6:
+            self.open_socket(None if spectator else data.draw(st.sampled_from(self.world.players)))
 
     @rule(data=st.data())
     @counted
     def disconnect(self, data) -> None:
         if self.sockets:
-            self.run(self._disconnect(data.draw(st.sampled_from(self.sockets))))
+            self.close_socket(data.draw(st.sampled_from(self.sockets)))
 
     # -- commands ---------------------------------------------------------------------
 
@@ -275,7 +298,9 @@ class WebSocketMachine(RuleBasedStateMachine):
     )
     @counted
     def sit(self, data, number: int, amount: int) -> None:
-        user = data.draw(st.sampled_from(self.world.people))
+        seated = set(Seat.objects.filter(table=self.table).values_list("player_id", flat=True))
+        standing = [u for u in self.world.players if u.pk not in seated]
+        user = data.draw(st.sampled_from(standing * 2 + self.world.people))
         sock = self.socket_of(data, user)
         raw = self.room_key(data)
         answer = self.command(sock, "sit", seat=number, buy_in=amount, key=raw)
@@ -307,16 +332,21 @@ class WebSocketMachine(RuleBasedStateMachine):
         user = data.draw(st.sampled_from(self.world.people))
         self.command(self.socket_of(data, user), "top_up", amount=amount, key=self.room_key(data))
 
-    @rule(data=st.data(), with_turn=st.booleans())
+    @rule(data=st.data(), with_turn=st.booleans(), moves=st.integers(1, 6))
     @counted
-    def act_legal(self, data, with_turn: bool) -> None:
+    def play_on(self, data, with_turn: bool, moves: int) -> None:
+        """A few legal actions, each from the actor's socket, or the next deal."""
+        for _ in range(moves):
+            self._act_legal(data, with_turn)
+
+    def _act_legal(self, data, with_turn: bool) -> None:
         live = harness.live_hand(self.table)
         if live is None:
             self._deal()
             return
         hand, state = live
         legal = state.legal_actions()
-        choices: list[dict[str, Any]] = [{"action": "check" if legal.can_check else "call"}]
+        choices: list[dict[str, Any]] = [{"action": "check" if legal.can_check else "call"}] * 3
         if legal.can_fold:
             choices.append({"action": "fold"})
         if legal.can_bet_raise:
