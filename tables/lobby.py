@@ -16,10 +16,10 @@ from django.db.models.functions import RowNumber
 from django.urls import reverse
 
 from cashier.money import dollars as format_dollars
+from tables.engine.config import LIMIT_STRUCTURES
 from tables.models import Hand, HandStatus, StakeLevel, Structure, Table, TableStatus
 
 AVERAGE_POT_HANDS = 20
-LIMIT_STRUCTURES = {Structure.FIXED_LIMIT, Structure.SPREAD_LIMIT}
 
 
 # The lobby writes whole amounts bare: "$1/$2", "$40 to $200".

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from tables.engine.state import HandState
-from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, Table
+from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, StakeLevel, Table
 
 
 def hand_in_progress(*, table: Table) -> Hand | None:
@@ -58,11 +58,17 @@ def rathole_departure(*, table: Table, user: User) -> Departure | None:
 
 def buy_in_range(*, table: Table, user: User) -> tuple[int, int]:
     """The smallest and largest buy-in this player may bring to this table now."""
-    stake = table.stake_level
+    return buy_in_limits(
+        stake=table.stake_level, departure=rathole_departure(table=table, user=user)
+    )
+
+
+def buy_in_limits(*, stake: StakeLevel, departure: Departure | None) -> tuple[int, int]:
+    """The stake level's buy-in range, raised to what the player left with when they
+    left within the rathole window (`departure`, capped at the maximum)."""
     low, high = stake.buy_in_min, stake.buy_in_max
-    last = rathole_departure(table=table, user=user)
-    if last is not None:
-        low = max(low, min(last.stack, high))
+    if departure is not None:
+        low = max(low, min(departure.stack, high))
     return low, high
 
 

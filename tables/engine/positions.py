@@ -56,6 +56,35 @@ def blind_seats(button: int, dealt_in: Sequence[int]) -> tuple[int, int]:
     return ordered[(b + 1) % n], ordered[(b + 2) % n]
 
 
+def straddle_seat(button: int, dealt_in: Sequence[int]) -> int | None:
+    """The seat left of the big blind, the only one that may straddle (RULES.md section
+    7); None with fewer than three players dealt in.
+
+    >>> straddle_seat(4, [1, 4, 7, 9]), straddle_seat(9, [1, 4, 7, 9]), straddle_seat(4, [4, 7])
+    (1, 7, None)
+    """
+    ordered = sorted(dealt_in)
+    if len(ordered) < 3:
+        return None
+    _, big = blind_seats(button, ordered)
+    return ordered[(ordered.index(big) + 1) % len(ordered)]
+
+
+def button_passes(seat: int, previous_button: int | None, button: int) -> bool:
+    """Whether the button, moving clockwise from ``previous_button`` to ``button``,
+    passes over ``seat`` on the way (finer point 16: a newcomer there is in the button
+    seat and waits).
+
+    >>> button_passes(6, 5, 1), button_passes(3, 5, 1), button_passes(3, 2, 4)
+    (True, False, True)
+    """
+    if previous_button is None or previous_button == button:
+        return False
+    if previous_button < button:
+        return previous_button < seat < button
+    return seat > previous_button or seat < button
+
+
 def clockwise_order(start: int, n: int) -> list[int]:
     """Indices ``0..n-1`` clockwise beginning with ``start``."""
     return list(clockwise_tuple(start, n))

@@ -34,7 +34,8 @@ from typing import Any
 
 from accounts.models import User
 from cashier.money import dollars
-from tables.engine.positions import blind_seats
+from tables.engine.config import LIMIT_STRUCTURES
+from tables.engine.positions import straddle_seat
 from tables.engine.state import HandState
 from tables.exceptions import (
     BlindOptionCannotCover,
@@ -43,7 +44,7 @@ from tables.exceptions import (
     NotSeated,
     TableError,
 )
-from tables.models import Seat, StakeLevel, Structure, Table
+from tables.models import Seat, StakeLevel, Table
 from tables.selectors import hand_in_progress, table_seats
 from tables.services.hands import deal_plan, kill_for_next_hand
 from tables.services.locking import table_command, table_lock
@@ -52,7 +53,6 @@ from tables.services.recorder import Recorder
 STRADDLE = "straddle"
 OVERBLIND = "overblind"
 KINDS = (STRADDLE, OVERBLIND)
-LIMIT_STRUCTURES = (Structure.FIXED_LIMIT, Structure.SPREAD_LIMIT)
 NAMES = {STRADDLE: "a straddle", OVERBLIND: "an overblind"}
 
 
@@ -75,14 +75,12 @@ def next_hand_outlook(*, table: Table, seats: list[Seat]) -> NextHand:
     if plan is None:
         return NextHand(dealt=frozenset(), straddle_seat=None, kill=None)
     numbers = sorted(entry.seat for entry in plan.entries)
-    straddle_seat = None
-    if len(numbers) >= 3:
-        _, big = blind_seats(plan.button, numbers)
-        straddle_seat = numbers[(numbers.index(big) + 1) % len(numbers)]
     kill = None
     if hand_in_progress(table=table) is None:
         kill = kill_for_next_hand(table=table, seats=seats) is not None
-    return NextHand(dealt=frozenset(numbers), straddle_seat=straddle_seat, kill=kill)
+    return NextHand(
+        dealt=frozenset(numbers), straddle_seat=straddle_seat(plan.button, numbers), kill=kill
+    )
 
 
 def blind_option_allowed(*, stake: StakeLevel, kind: str) -> bool:
@@ -262,15 +260,12 @@ def _request_outcome(*, table: Table, seat: Seat, kind: str, state: HandState) -
             f"{refused}: one overblind per hand, and seat {other} asked too, first from the "
             "button's left."
         )
-    n = len(seats)
-    if kind == STRADDLE and n < 3:
+    left_of_big = straddle_seat(state.button, seats)
+    if kind == STRADDLE and left_of_big is None:
         return False, f"{refused}: a straddle needs three or more players dealt in."
-    if kind == STRADDLE:
-        b = seats.index(state.button)
-        left_of_big = seats[(b + 3) % n]
-        if left_of_big != seat.number:
-            return False, (
-                f"{refused}: the straddle is for the player left of the big blind, seat "
-                f"{left_of_big} in this hand."
-            )
+    if kind == STRADDLE and left_of_big != seat.number:
+        return False, (
+            f"{refused}: the straddle is for the player left of the big blind, seat "
+            f"{left_of_big} in this hand."
+        )
     return False, f"{refused}: {_cannot_cover(stake=stake, kind=kind, stack=stack)}"

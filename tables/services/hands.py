@@ -20,7 +20,7 @@ from cashier.rake import rake_contributions_record
 from tables.engine.actions import Action
 from tables.engine.config import KillInfo
 from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
-from tables.engine.positions import blind_seats, next_button
+from tables.engine.positions import blind_seats, button_passes, next_button
 from tables.engine.state import HandState, SeatEntry, apply_in_place, start_hand
 from tables.models import (
     Departure,
@@ -74,7 +74,7 @@ def deal_plan(*, seats: list[Seat], previous_button: int | None) -> DealPlan | N
         button = next_button(previous_button, [s.number for s in playing])
         dealt = list(playing)
         for newcomer in sorted(waiting, key=lambda s: s.number):
-            if len(playing) > 2 and _button_passes(newcomer.number, previous_button, button):
+            if len(playing) > 2 and button_passes(newcomer.number, previous_button, button):
                 # The button moves to the next player dealt in; it would have stopped on
                 # this seat had its player been playing: a newcomer in the button seat
                 # waits until the button has passed (finer point 16). Not heads-up: there
@@ -112,16 +112,6 @@ def deal_plan(*, seats: list[Seat], previous_button: int | None) -> DealPlan | N
         for s in sorted(dealt, key=lambda s: s.number)
     ]
     return DealPlan(button=button, entries=entries)
-
-
-def _button_passes(seat: int, previous_button: int | None, button: int) -> bool:
-    """Whether the button, moving clockwise from `previous_button` to `button`, passes
-    over `seat` on the way."""
-    if previous_button is None or previous_button == button:
-        return False
-    if previous_button < button:
-        return previous_button < seat < button
-    return seat > previous_button or seat < button
 
 
 def kill_for_next_hand(*, table: Table, seats: list[Seat]) -> KillInfo | None:

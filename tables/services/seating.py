@@ -23,10 +23,10 @@ from tables.exceptions import (
     TableClosed,
     TableError,
 )
-from tables.models import Seat, SeatStatus, Table, TableStatus
+from tables.models import Departure, Seat, SeatStatus, Table, TableStatus
 from tables.scheduling import schedule_hand_start
 from tables.selectors import (
-    buy_in_range,
+    buy_in_limits,
     hand_dealt_to,
     hand_in_progress,
     rathole_departure,
@@ -152,9 +152,10 @@ def seat_take(
         raise SeatUnavailable("You are already seated at this table.")
     if Seat.objects.filter(table=table, number=seat_number).exists():
         raise SeatUnavailable(f"Seat {seat_number} is taken.")
-    low, high = buy_in_range(table=table, user=user)
+    departure = rathole_departure(table=table, user=user)
+    low, high = buy_in_limits(stake=table.stake_level, departure=departure)
     if type(buy_in) is not int or not low <= buy_in <= high:
-        raise BuyInOutOfRange(_buy_in_refusal(table=table, user=user, low=low, high=high))
+        raise BuyInOutOfRange(_buy_in_refusal(table=table, departure=departure, low=low, high=high))
     posting = _money(
         cashier.table_buy_in, user=user, table=table, amount=buy_in, idempotency_key=idempotency_key
     )
@@ -174,14 +175,13 @@ def seat_take(
     return seat
 
 
-def _buy_in_refusal(*, table: Table, user: User, low: int, high: int) -> str:
+def _buy_in_refusal(*, table: Table, departure: Departure | None, low: int, high: int) -> str:
     refusal = f"The buy-in must be from {dollars(low)} to {dollars(high)}."
-    last = rathole_departure(table=table, user=user)
-    if last is None or low == table.stake_level.buy_in_min:
+    if departure is None or low == table.stake_level.buy_in_min:
         return refusal
     minutes = table.stake_level.rathole_minutes
     return (
-        f"{refusal} You left this stake level with {dollars(last.stack)} within the last "
+        f"{refusal} You left this stake level with {dollars(departure.stack)} within the last "
         f"{minutes} minutes: you must bring at least {dollars(low)} (no ratholing)."
     )
 
