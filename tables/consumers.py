@@ -7,7 +7,8 @@ Protocol (docs/protocol.md has the whole of it, with an example session):
   table event arrives as a message with the next `v`, in the form the viewer may see
   (their own hole cards only). A gap in `v` means a message was lost (channel layers
   deliver at most once): the client sends `{"cmd": "snapshot"}` and starts again from it.
-* Commands: `{"cmd": ..., "seq": n, ...}` with `seq` increasing on each connection. The
+* Commands (`tables/commands.py`, one dataclass each, which also parses and checks
+  their fields): `{"cmd": ..., "seq": n, ...}` with `seq` increasing on each connection. The
   answer is `{"type": "ack", "seq": n}` or `{"type": "error", "seq": n, "code": ...,
   "message": ...}`; an error changes nothing. What the command changed arrives as events.
 * A player whose connection dropped during their own turn and who comes back before it
@@ -33,7 +34,6 @@ snapshot). Messages the snapshot already covers are dropped.
 """
 
 import asyncio
-import functools
 import json
 import logging
 import time
@@ -48,72 +48,21 @@ from django.db import DataError
 
 from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
-from tables.events import table_group
+from tables.commands import COMMANDS, CommandError, Snapshot, command_parse
+from tables.events import TableMessage, table_group
 from tables.exceptions import TableError
 from tables.models import Table
 from tables.selectors import table_snapshot
-from tables.services import advance, blind_options, play, seating
+from tables.services import play
 
 logger = logging.getLogger(__name__)
 
-# cmd -> (service, {message field: (service argument, type)})
-COMMANDS: dict[str, tuple[Any, dict[str, tuple[str, type]]]] = {
-    "act": (
-        play.hand_act,
-        {"action": ("kind", str), "amount": ("amount", int), "turn": ("turn", int)},
-    ),
-    "sit": (
-        seating.seat_take,
-        {
-            "seat": ("seat_number", int),
-            "buy_in": ("buy_in", int),
-            "post_big_blind": ("post_big_blind", bool),
-            "key": ("idempotency_key", str),
-        },
-    ),
-    "top_up": (seating.seat_top_up, {"amount": ("amount", int), "key": ("idempotency_key", str)}),
-    "sit_out": (seating.seat_sit_out, {}),
-    "sit_in": (seating.seat_sit_in, {"post_big_blind": ("post_big_blind", bool)}),
-    "leave": (seating.seat_leave, {}),
-    "advance": (advance.seat_advance_set, {"action": ("kind", str), "amount": ("amount", int)}),
-    # Ask for (`on`: true) or cancel a straddle / an overblind for the next hand.
-    "straddle": (
-        functools.partial(blind_options.seat_blind_option_set, kind=blind_options.STRADDLE),
-        {"on": ("wanted", bool)},
-    ),
-    "overblind": (
-        functools.partial(blind_options.seat_blind_option_set, kind=blind_options.OVERBLIND),
-        {"on": ("wanted", bool)},
-    ),
-}
 REORDER_WAIT = 0.5
 # A command is a few hundred characters; anything much larger is refused unparsed.
 MAX_FRAME_CHARS = 4096
-# Longest string field (`action`, `key`); the ledger keeps keys of up to 200 characters
-# and namespaces the client's one.
-MAX_TEXT_CHARS = 128
-# Whole numbers a command may carry (PostgreSQL bigint; cents, seats, turns all fit).
-MAX_INT = 2**63 - 1
 # Per-connection token bucket: a burst of RATE_BURST commands, refilled at RATE_PER_SECOND.
 RATE_BURST = 20
 RATE_PER_SECOND = 10.0
-# Fields a command cannot go without.
-REQUIRED = {
-    "act": {"action"},
-    "sit": {"seat", "buy_in"},
-    "top_up": {"amount"},
-    "straddle": {"on"},
-    "overblind": {"on"},
-}
-# Money-moving commands: a missing idempotency key gets one unique to this command.
-KEYED = {"sit", "top_up"}
-
-
-class CommandError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass
@@ -291,47 +240,39 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if seq <= self.last_seq:
             raise CommandError("stale", f"Command {seq} is not newer than {self.last_seq}.")
         self.last_seq = seq
-        cmd = content["cmd"]
-        if cmd == "snapshot":
+        cls = COMMANDS.get(content["cmd"])
+        if cls is None:
+            raise CommandError("unknown_command", f"Unknown command {content['cmd']!r}.")
+        if cls is Snapshot:
             await self.send_snapshot()
             return
-        if cmd not in COMMANDS:
-            raise CommandError("unknown_command", f"Unknown command {cmd!r}.")
         if self.user is None:
             raise CommandError("login_required", "Log in to play.")
-        service, fields = COMMANDS[cmd]
-        missing = sorted(name for name in REQUIRED.get(cmd, ()) if content.get(name) is None)
-        if missing:
-            raise CommandError("malformed", f"{cmd!r} needs {', '.join(missing)}.")
-        kwargs: dict[str, Any] = {"table_id": self.table_id, "user": self.user}
-        for name, (argument, kind) in fields.items():
-            if name not in content or content[name] is None:
-                continue
-            value = content[name]
-            _field_check(name, value, kind)
-            kwargs[argument] = value
-        if cmd in KEYED:
+        command = command_parse(content)
+        key = None
+        if command.keyed:
             # Namespaced by channel, user and command, so a client's key can never be one
             # of the room's own (cashier/idempotency.py); no key: a fresh random one.
             try:
-                kwargs["idempotency_key"] = client_idempotency_key(
+                key = client_idempotency_key(
                     channel="ws",
                     user_id=self.user.pk,
-                    command=cmd,
-                    key=kwargs.get("idempotency_key", uuid.uuid4().hex),
+                    command=command.name,
+                    key=uuid.uuid4().hex if command.key is None else command.key,
                 )
             except IdempotencyKeyInvalid as exc:
                 raise CommandError("idempotency_key_invalid", exc.message) from exc
-        await database_sync_to_async(service)(**kwargs)
+        await database_sync_to_async(command.run)(
+            table_id=self.table_id, user=self.user, idempotency_key=key
+        )
 
-    async def table_message(self, message: dict[str, Any]) -> None:
-        """A table event from the group: send the form this viewer may see, in order."""
-        private = message["private"]
-        body = private.get(str(self.user.id), message["public"]) if self.user else message["public"]
-        version = message["version"]
-        if self.version is not None and version <= self.version:
-            return  # the snapshot (or an earlier send) already has it
-        self.early[version] = {"v": version, **body}
+    async def table_messages(self, wire: dict[str, Any]) -> None:
+        """A command's messages from the group: send the form this viewer may see, in order."""
+        user_id = self.user.id if self.user else None
+        for message in map(TableMessage.from_wire, wire["messages"]):
+            if self.version is not None and message.version <= self.version:
+                continue  # the snapshot (or an earlier send) already has it
+            self.early[message.version] = message.for_user(user_id)
         await self._send_in_order()
 
     async def _send_in_order(self) -> None:
@@ -372,13 +313,3 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_json(self.early.pop(version))
         except Exception:  # a task of its own: nobody else would see it fail
             logger.exception("table %s: passing on held messages failed", self.table_id)
-
-
-def _field_check(name: str, value: Any, kind: type) -> None:
-    """A command field of the right JSON type, and within what the room can store."""
-    if type(value) is not kind:
-        raise CommandError("malformed", f'"{name}" must be a {kind.__name__}.')
-    if kind is int and not -MAX_INT <= value <= MAX_INT:
-        raise CommandError("malformed", f'"{name}" is out of range.')
-    if kind is str and len(value) > MAX_TEXT_CHARS:
-        raise CommandError("malformed", f'"{name}" is at most {MAX_TEXT_CHARS} characters.')

@@ -1,11 +1,12 @@
 """Broadcasting table events to the WebSocket consumers, only after the commit.
 
-Every event a table produces gets the next number of the table's stream
-(`Table.event_seq`, STYLE §7). One message per event goes to the table's group; it
-carries the public form of the event and, where some viewers may see more (their own
-hole cards), the private form for each of those players. The consumer picks the form
-its viewer may see, so one ordered stream serves players and spectators alike, and a
-card never leaves the server for a browser that may not see it.
+Every message a table sends (tables/messages.py) gets the next number of the table's
+stream (`Table.event_seq`, STYLE §7). Each message carries its public form and, where
+some viewers may see more (their own hole cards), the private form for each of those
+players; a command's messages go to the table's group together, in one channel-layer
+message. The consumer picks the form its viewer may see (`TableMessage.for_user`), so
+one ordered stream serves players and spectators alike, and a card never leaves the
+server for a browser that may not see it.
 
 Channel layers deliver at most once: a client that sees a gap in the numbers asks for
 a fresh snapshot.
@@ -28,8 +29,19 @@ class TableMessage:
     private: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def for_user(self, user_id: int | None) -> dict[str, Any]:
+        """The message as this viewer (None: a spectator) receives it."""
         body = self.private.get(user_id, self.public) if user_id is not None else self.public
         return {"v": self.version, **body}
+
+    def to_wire(self) -> dict[str, Any]:
+        # JSON-safe keys: the channel layer serialises with msgpack.
+        private = {str(uid): body for uid, body in self.private.items()}
+        return {"version": self.version, "public": self.public, "private": private}
+
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> "TableMessage":
+        private = {int(uid): body for uid, body in wire["private"].items()}
+        return cls(version=wire["version"], public=wire["public"], private=private)
 
 
 def table_group(table_id: int) -> str:
@@ -51,16 +63,8 @@ def publish_on_commit(*, table_id: int, messages: Sequence[TableMessage]) -> Non
 
 
 def _publish(table_id: int, messages: list[TableMessage]) -> None:
-    layer = get_channel_layer()
-    send = async_to_sync(layer.group_send)
-    for message in messages:
-        send(
-            table_group(table_id),
-            {
-                "type": "table.message",
-                "version": message.version,
-                "public": message.public,
-                # JSON-safe keys: the channel layer serialises with msgpack.
-                "private": {str(uid): body for uid, body in message.private.items()},
-            },
-        )
+    send = async_to_sync(get_channel_layer().group_send)
+    send(
+        table_group(table_id),
+        {"type": "table.messages", "messages": [message.to_wire() for message in messages]},
+    )

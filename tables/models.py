@@ -171,7 +171,7 @@ class Table(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     # Commands that failed in a row with an unexpected error (a bug, not a refusal); at
     # two the table is paused with `paused_reason`, which /healthz and the admin show.
-    # Re-opening the table in the admin clears both (tables/services/locking.py).
+    # Re-opening the table in the admin clears both (tables/services/command.py).
     failure_count = models.PositiveIntegerField(default=0, editable=False)
     paused_reason = models.CharField(max_length=500, blank=True, default="", editable=False)
 

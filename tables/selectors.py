@@ -149,9 +149,11 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
 def _blind_options(*, table: Table, seats: list[Seat], seat: Seat) -> dict[str, Any] | None:
     """The straddle and overblind options open to this seat for the next hand."""
     # Imported here: the rules live with the table services, which import this module.
-    from tables.services.blind_options import blind_options_of, next_hand_outlook
+    from tables.services.blind_options import blind_options_of
+    from tables.services.dealing import next_hand_outlook
 
     if not (table.stake_level.allow_straddle or table.stake_level.allow_overblind):
         return None  # the common case costs nothing
-    outlook = next_hand_outlook(table=table, seats=seats)
+    in_hand = hand_in_progress(table=table) is not None
+    outlook = next_hand_outlook(table=table, seats=seats, in_hand=in_hand)
     return blind_options_of(stake=table.stake_level, seat=seat, outlook=outlook)

@@ -1,7 +1,7 @@
 """Celery tasks of the tables: thin and idempotent; the services decide (STYLE §12).
 
 Every task works table by table and isolates each one: a table whose command fails is
-logged with its id (and counted, see `tables.services.locking.table_command`) and the
+logged with its id (and counted, see `tables.services.command.table_command`) and the
 task goes on with the next table, so one broken table never stops the room's safety net.
 """
 
@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from tables.models import Hand, HandStatus, Heartbeat, Table, TableStatus
 from tables.scheduling import ACTION_TIMEOUT_TASK, HAND_START_TASK, schedule_turn_timeout
+from tables.services.command import OUTAGES, REFUSALS, TableCommand, table_command
 from tables.services.hands import hand_start_if_ready
-from tables.services.locking import OUTAGES, REFUSALS, table_command, table_lock
 from tables.services.play import turn_timeout
 
 logger = logging.getLogger(__name__)
@@ -46,9 +46,9 @@ def _isolated(what: str, table_id: int, run: Callable[[], R]) -> R | None:
 
 
 @table_command
-def hand_start_due(*, table_id: int) -> Hand | None:
+def hand_start_due(cmd: TableCommand) -> Hand | None:
     """Deal the table's next hand if it may be dealt now (the hand-start task)."""
-    return hand_start_if_ready(table=table_lock(table_id=table_id))
+    return hand_start_if_ready(cmd)
 
 
 @shared_task(name=ACTION_TIMEOUT_TASK)

@@ -8,6 +8,7 @@ a key whose seat is gone is refused (`idempotency_key_reused`). Playing itself h
 over the WebSocket.
 """
 
+import dataclasses
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -22,8 +23,8 @@ from cashier.api.views import (
     CashierAPIView,
     cashier_exception_handler,
 )
+from tables.commands import MAX_INT, MAX_TEXT_CHARS, Command, Leave, Sit, TopUp, field_type
 from tables.exceptions import TableError
-from tables.services import seating
 
 TABLE_ERROR_STATUS = {
     **CASHIER_ERROR_STATUS,
@@ -45,14 +46,32 @@ def table_exception_handler(exc: Exception, context: dict[str, Any]) -> Response
     return cashier_exception_handler(exc, context)
 
 
-class SitSerializer(serializers.Serializer):
-    seat = serializers.IntegerField(min_value=1, max_value=10)
-    buy_in = CentsField()
-    post_big_blind = serializers.BooleanField(default=False)
+def command_serializer(command: type[Command]) -> type[serializers.Serializer]:
+    """A serializer of a table command's fields, as the WebSocket takes them (the key
+    travels in the Idempotency-Key header instead)."""
+    fields: dict[str, serializers.Field] = {}
+    for f in dataclasses.fields(command):
+        if f.name == "key":
+            continue
+        kind = field_type(command, f)
+        options: dict[str, Any] = (
+            {"required": True} if f.default is dataclasses.MISSING else {"default": f.default}
+        )
+        if f.metadata.get("cents"):
+            fields[f.name] = CentsField(**options)
+        elif kind is int:
+            fields[f.name] = serializers.IntegerField(
+                min_value=-MAX_INT, max_value=MAX_INT, **options
+            )
+        elif kind is bool:
+            fields[f.name] = serializers.BooleanField(**options)
+        else:
+            fields[f.name] = serializers.CharField(max_length=MAX_TEXT_CHARS, **options)
+    return type(f"{command.__name__}Serializer", (serializers.Serializer,), fields)
 
 
-class TopUpSerializer(serializers.Serializer):
-    amount = CentsField()
+SitSerializer = command_serializer(Sit)
+TopUpSerializer = command_serializer(TopUp)
 
 
 class SeatSerializer(serializers.Serializer):
@@ -78,14 +97,7 @@ class SitView(TableAPIView):
         key = self.idempotency_key(request, command="sit")
         data = SitSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        seat = seating.seat_take(
-            table_id=pk,
-            user=request.user,
-            seat_number=data.validated_data["seat"],
-            buy_in=data.validated_data["buy_in"],
-            post_big_blind=data.validated_data["post_big_blind"],
-            idempotency_key=key,
-        )
+        seat = Sit(**data.validated_data).run(table_id=pk, user=request.user, idempotency_key=key)
         return Response(SeatSerializer(seat).data, status=status.HTTP_201_CREATED)
 
 
@@ -97,16 +109,12 @@ class TopUpView(TableAPIView):
         key = self.idempotency_key(request, command="top_up")
         data = TopUpSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        seat = seating.seat_top_up(
-            table_id=pk,
-            user=request.user,
-            amount=data.validated_data["amount"],
-            idempotency_key=key,
-        )
+        command = TopUp(**data.validated_data)
+        seat = command.run(table_id=pk, user=request.user, idempotency_key=key)
         return Response(SeatSerializer(seat).data)
 
 
 class LeaveView(TableAPIView):
     @extend_schema(request=None, responses={200: LeaveSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        return Response({"left": seating.seat_leave(table_id=pk, user=request.user)})
+        return Response({"left": Leave().run(table_id=pk, user=request.user)})

@@ -49,6 +49,7 @@ from tables.bots.report import BotReport
 from tables.bots.setup import TablePlan
 from tables.bots.strategy import Profile, choose_action
 from tables.bots.web import RoomSession, WebError
+from tables.commands import COMMANDS, Command, Leave, Sit, SitIn, SitOut, Snapshot, TopUp
 
 # Seconds; a message stream can be quiet for a whole decision (3 s at bot tables).
 CONNECT_TIMEOUT = 10
@@ -364,7 +365,7 @@ class Bot:
 
     async def send(
         self,
-        body: dict[str, Any],
+        command: Command,
         *,
         expected: frozenset[str] = frozenset(),
         on_ack: Callable[[], None] | None = None,
@@ -374,6 +375,7 @@ class Bot:
         if self.ws is None:
             return
         self.seq += 1
+        body = command.to_wire()
         frame = {**body, "seq": self.seq}
         self.pending[self.seq] = Pending(
             body["cmd"],
@@ -450,7 +452,7 @@ class Bot:
     async def resync(self) -> None:
         self.resyncing_since = time.monotonic()
         self.report.resyncs += 1
-        await self.send({"cmd": "snapshot"})
+        await self.send(Snapshot())
 
     async def on_snapshot(self, snapshot: dict[str, Any]) -> None:
         self.ws_got_snapshot = True
@@ -652,10 +654,10 @@ class Bot:
                 return
             if self.status == "sitting_out":
                 self.leave_sent = True
-                await self.send({"cmd": "leave"}, on_lost=self._leave_lost)
+                await self.send(Leave(), on_lost=self._leave_lost)
             elif not self.sit_out_sent:
                 self.sit_out_sent = True
-                await self.send({"cmd": "sit_out"}, on_lost=self._sit_out_lost)
+                await self.send(SitOut(), on_lost=self._sit_out_lost)
             return
         if self.status == "sitting_out" and not self.rejoin_pending:
             await self.rejoin()
@@ -674,7 +676,7 @@ class Bot:
             if option["open"] and not option["asked"] and self.rng.random() < BLIND_OPTION_RATE:
                 # The table may move before it arrives (someone sits down, a kill is won):
                 # a refusal then is the room working as designed.
-                await self.send({"cmd": kind, "on": True}, expected=BLIND_OPTION_REFUSALS)
+                await self.send(COMMANDS[kind](on=True), expected=BLIND_OPTION_REFUSALS)
                 self.report.blind_options_asked += 1
                 return
 
@@ -711,7 +713,7 @@ class Bot:
             self.unsure_sit = amount  # settled by the next snapshot
 
         await self.send(
-            {"cmd": "sit", "seat": seat, "buy_in": amount, "post_big_blind": True},
+            Sit(seat=seat, buy_in=amount, post_big_blind=True),
             expected=frozenset() if retry else frozenset({"buy_in_out_of_range"}),
             on_ack=sat,
             on_error=refused,
@@ -748,7 +750,5 @@ class Bot:
             def topped_up() -> None:
                 self.money_in += amount
 
-            await self.send(
-                {"cmd": "top_up", "amount": amount}, on_ack=topped_up, on_lost=self._top_up_lost
-            )
-        await self.send({"cmd": "sit_in", "post_big_blind": True}, on_lost=self._rejoin_lost)
+            await self.send(TopUp(amount=amount), on_ack=topped_up, on_lost=self._top_up_lost)
+        await self.send(SitIn(post_big_blind=True), on_lost=self._rejoin_lost)

@@ -10,6 +10,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from tables.commands import Act
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -37,12 +39,9 @@ class Decision:
     action: str
     amount: int | None = None
 
-    def command(self, *, turn: int) -> dict[str, Any]:
-        """The `act` command for this decision (without `seq`)."""
-        body: dict[str, Any] = {"cmd": "act", "action": self.action, "turn": turn}
-        if self.amount is not None:
-            body["amount"] = self.amount
-        return body
+    def command(self, *, turn: int) -> Act:
+        """The `act` command for this decision."""
+        return Act(action=self.action, amount=self.amount, turn=turn)
 
 
 def legal_options(legal: dict[str, Any]) -> list[tuple[str, Decision]]:

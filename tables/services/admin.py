@@ -3,28 +3,25 @@ pause, close."""
 
 from django.utils import timezone
 
+from tables.messages import TableStatusChanged
 from tables.models import Table, TableStatus
 from tables.scheduling import schedule_hand_start
-from tables.selectors import hand_in_progress
-from tables.services.locking import table_command, table_failures_clear, table_lock
-from tables.services.recorder import Recorder
+from tables.services.command import TableCommand, table_command, table_failures_clear
 
 
 @table_command
-def table_status_set(*, table_id: int, status: TableStatus) -> Table:
+def table_status_set(cmd: TableCommand, *, status: TableStatus) -> Table:
     """Open (deal when two are ready), pause (finish the hand, deal no more) or close
     (no new players and no deals; those seated may still leave) a table."""
-    table = table_lock(table_id=table_id)
+    table = cmd.table
     if status == TableStatus.OPEN:
         # The admin has looked at what paused it: the table gets a fresh start.
-        table_failures_clear(table=table)
+        table_failures_clear(cmd)
     if table.status == status:
         return table
     table.status = status
-    table.save(update_fields=["status"])
-    recorder = Recorder(table)
-    recorder.message({"type": "table_status", "status": status})
-    recorder.save()
-    if status == TableStatus.OPEN and hand_in_progress(table=table) is None:
+    cmd.save_table("status")
+    cmd.emit(TableStatusChanged(status=status))
+    if status == TableStatus.OPEN and cmd.hand is None:
         schedule_hand_start(table_id=table.id, at=timezone.now())
     return table

@@ -12,36 +12,32 @@ from typing import Any
 
 from accounts.models import User
 from tables.engine.rounds import PlayerStatus
-from tables.engine.state import HandState
 from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn
-from tables.models import Seat
-from tables.selectors import hand_in_progress
 from tables.services.advance_rules import ADVANCE_KINDS
-from tables.services.locking import table_command, table_lock
+from tables.services.command import TableCommand, table_command
 
 
 @table_command
 def seat_advance_set(
-    *, table_id: int, user: User, kind: str | None = None, amount: int | None = None
+    cmd: TableCommand, *, user: User, kind: str | None = None, amount: int | None = None
 ) -> dict[str, Any] | None:
     """Queue (or with `kind` None, clear) the player's advance action; returns it."""
-    table = table_lock(table_id=table_id)
-    seat = Seat.objects.filter(table=table, player=user).first()
+    seat = cmd.seat_of(user)
     if seat is None:
         raise NotSeated("You are not seated at this table.")
     if kind is None:
         seat.advance = None
-        seat.save(update_fields=["advance"])
+        cmd.save_seat(seat, "advance")
         return None
     if kind not in ADVANCE_KINDS:
         raise IllegalTableAction(
             f"Unknown advance action {kind!r}: use fold, check, check_fold, call or bet_raise.",
             code="no_such_action",
         )
-    hand = hand_in_progress(table=table)
+    hand = cmd.hand
     if hand is None:
         raise NotYourTurn("No hand is being played at this table.")
-    state = HandState.from_dict(hand.state)
+    state = cmd.state
     if seat.number not in state.seats or (
         state.status[state.index_of(seat.number)] is not PlayerStatus.IN
     ):
@@ -60,5 +56,5 @@ def seat_advance_set(
         "to_match": state.to_match,
         "hand": hand.id,
     }
-    seat.save(update_fields=["advance"])
+    cmd.save_seat(seat, "advance")
     return seat.advance

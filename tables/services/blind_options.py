@@ -29,14 +29,12 @@ for each seated player privately, `blind_options` (which options are open to the
 which they asked for), and so does their snapshot.
 """
 
-from dataclasses import dataclass
 from typing import Any
 
 from accounts.models import User
 from cashier.money import dollars
 from tables.engine.config import LIMIT_STRUCTURES
 from tables.engine.positions import straddle_seat
-from tables.engine.state import HandState
 from tables.exceptions import (
     BlindOptionCannotCover,
     BlindOptionNotAllowed,
@@ -44,43 +42,15 @@ from tables.exceptions import (
     NotSeated,
     TableError,
 )
-from tables.models import Seat, StakeLevel, Table
-from tables.selectors import hand_in_progress, table_seats
-from tables.services.hands import deal_plan, kill_for_next_hand
-from tables.services.locking import table_command, table_lock
-from tables.services.recorder import Recorder
+from tables.messages import BlindOptionAsked, BlindOptionsNote, BlindRequestsNote
+from tables.models import Seat, StakeLevel
+from tables.services.command import TableCommand, table_command
+from tables.services.dealing import NextHand, next_hand_outlook
 
 STRADDLE = "straddle"
 OVERBLIND = "overblind"
 KINDS = (STRADDLE, OVERBLIND)
 NAMES = {STRADDLE: "a straddle", OVERBLIND: "an overblind"}
-
-
-@dataclass(frozen=True)
-class NextHand:
-    """The next hand as the table stands now: who would be dealt in, the seat left of
-    the big blind (three or more dealt in), and whether it is a kill hand (None while a
-    hand is in progress: that hand decides)."""
-
-    dealt: frozenset[int]
-    straddle_seat: int | None
-    kill: bool | None
-
-
-def next_hand_outlook(*, table: Table, seats: list[Seat]) -> NextHand:
-    """What `deal_plan` would make of the table's seats if it dealt after this hand."""
-    # A player sitting out after this hand is not dealt into the next one.
-    staying = [s for s in seats if not s.sit_out_after_hand]
-    plan = deal_plan(seats=staying, previous_button=table.button_seat)
-    if plan is None:
-        return NextHand(dealt=frozenset(), straddle_seat=None, kill=None)
-    numbers = sorted(entry.seat for entry in plan.entries)
-    kill = None
-    if hand_in_progress(table=table) is None:
-        kill = kill_for_next_hand(table=table, seats=seats) is not None
-    return NextHand(
-        dealt=frozenset(numbers), straddle_seat=straddle_seat(plan.button, numbers), kill=kill
-    )
 
 
 def blind_option_allowed(*, stake: StakeLevel, kind: str) -> bool:
@@ -136,7 +106,7 @@ def _wants(seat: Seat, kind: str) -> bool:
 
 
 @table_command
-def seat_blind_option_set(*, table_id: int, user: User, kind: str, wanted: bool) -> Seat:
+def seat_blind_option_set(cmd: TableCommand, *, user: User, kind: str, wanted: bool) -> Seat:
     """Ask for (`wanted`) or cancel a straddle or overblind for the next hand.
 
     Asking is refused with the reason when the option is not open to the seat (above);
@@ -144,28 +114,25 @@ def seat_blind_option_set(*, table_id: int, user: User, kind: str, wanted: bool)
     """
     if kind not in KINDS:
         raise TableError(f"Ask for a {' or an '.join(KINDS)}, not {kind!r}.", code="malformed")
-    table = table_lock(table_id=table_id)
-    seats = table_seats(table=table)
-    seat = next((s for s in seats if s.player_id == user.id), None)
+    seat = cmd.seat_of(user)
     if seat is None:
         raise NotSeated("You are not seated at this table.")
     if wanted:
         refusal = blind_option_refusal(
-            stake=table.stake_level,
-            seat=seat,
-            kind=kind,
-            outlook=next_hand_outlook(table=table, seats=seats),
+            stake=cmd.table.stake_level, seat=seat, kind=kind, outlook=_outlook(cmd)
         )
         if refusal is not None:
             raise refusal
     field = "wants_straddle" if kind == STRADDLE else "wants_overblind"
     setattr(seat, field, wanted)
-    seat.save(update_fields=[field])
-    recorder = Recorder(table)
-    recorder.message({"type": "blind_option", "seat": seat.number, "kind": kind, "wanted": wanted})
-    blind_options_note(table=table, seats=seats, recorder=recorder, only=seat)
-    recorder.save()
+    cmd.save_seat(seat, field)
+    cmd.emit(BlindOptionAsked(seat=seat.number, kind=kind, wanted=wanted))
+    blind_options_note(cmd, only=seat)
     return seat
+
+
+def _outlook(cmd: TableCommand) -> NextHand:
+    return next_hand_outlook(table=cmd.table, seats=cmd.seats, in_hand=cmd.hand is not None)
 
 
 def blind_options_of(
@@ -188,45 +155,41 @@ def blind_options_of(
     return options or None
 
 
-def blind_options_note(
-    *, table: Table, seats: list[Seat], recorder: Recorder, only: Seat | None = None
-) -> None:
+def blind_options_note(cmd: TableCommand, *, only: Seat | None = None) -> None:
     """Tell each seated player (or `only` one) privately, with the last message, which
     options are open to them for the next hand. Nothing when the stake allows neither."""
-    stake = table.stake_level
+    stake = cmd.table.stake_level
     if not (blind_option_allowed(stake=stake, kind=STRADDLE) or stake.allow_overblind):
         return
-    outlook = next_hand_outlook(table=table, seats=seats)
-    for seat in seats if only is None else [only]:
+    outlook = _outlook(cmd)
+    for seat in cmd.seats if only is None else [only]:
         options = blind_options_of(stake=stake, seat=seat, outlook=outlook)
         if options is not None:
-            recorder.private_note(user_id=seat.player_id, note={"blind_options": options})
+            cmd.note(user_id=seat.player_id, note=BlindOptionsNote(blind_options=options))
 
 
-def blind_requests_answer(
-    *, table: Table, seats: list[Seat], state: HandState, recorder: Recorder
-) -> None:
+def blind_requests_answer(cmd: TableCommand) -> None:
     """At the deal: tell every player who asked whether their request was posted, and
     why not, and clear every request (each is for the next hand dealt only)."""
-    for seat in seats:
+    for seat in cmd.seats:
         answers = []
         for kind in KINDS:
             if not _wants(seat, kind):
                 continue
-            posted, message = _request_outcome(table=table, seat=seat, kind=kind, state=state)
+            posted, message = _request_outcome(cmd, seat=seat, kind=kind)
             answers.append({"kind": kind, "posted": posted, "message": message})
         if not answers:
             continue
         seat.wants_straddle = seat.wants_overblind = False
-        seat.save(update_fields=["wants_straddle", "wants_overblind"])
-        recorder.private_note(user_id=seat.player_id, note={"blind_requests": answers})
+        cmd.save_seat(seat, "wants_straddle", "wants_overblind")
+        cmd.note(user_id=seat.player_id, note=BlindRequestsNote(blind_requests=answers))
 
 
-def _request_outcome(*, table: Table, seat: Seat, kind: str, state: HandState) -> tuple[bool, str]:
+def _request_outcome(cmd: TableCommand, *, seat: Seat, kind: str) -> tuple[bool, str]:
     """Whether the engine posted this seat's request in the hand just dealt, and what to
     tell the player (in the order the deal decides: rules first, then the seat, then
     the chips)."""
-    stake = table.stake_level
+    stake, state = cmd.table.stake_level, cmd.state
     name = NAMES[kind]
     amount = dollars(2 * stake.big_blind)
     seats = state.seats

@@ -5,11 +5,10 @@ the pause over, two or more players ready). `hand_continue` is called after ever
 transition: it folds players who asked to leave when their turn comes (checks for them
 when that is free), then either starts the next turn (deadline, timeout task) or settles
 the hand (stacks, rake to the house, leavers cashed out, next hand scheduled). All of
-them run under the table lock.
+them work inside a table command (tables/services/command.py).
 """
 
 import logging
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db.models import Max
@@ -18,131 +17,30 @@ from django.utils import timezone
 from cashier import services as cashier
 from cashier.rake import rake_contributions_record
 from tables.engine.actions import Action
-from tables.engine.config import KillInfo
 from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
-from tables.engine.positions import blind_seats, button_passes, next_button
-from tables.engine.state import HandState, SeatEntry, apply_in_place, start_hand
-from tables.models import (
-    Departure,
-    Hand,
-    HandPlayer,
-    HandStatus,
-    Seat,
-    SeatStatus,
-    Table,
-    TableStatus,
-)
+from tables.engine.state import HandState, start_hand
+from tables.messages import AdvanceNote, SeatLeft, SeatsChanged, Turn
+from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, SeatStatus, TableStatus
 from tables.scheduling import schedule_hand_start, schedule_turn_timeout
-from tables.selectors import hand_in_progress, hand_players_by_seat, seats_public, table_seats
+from tables.selectors import seats_public
 from tables.services.advance_rules import advance_action, advance_still_valid
+from tables.services.blind_options import blind_options_note, blind_requests_answer
+from tables.services.command import TableCommand
 from tables.services.config import stake_config
-from tables.services.recorder import Recorder
+from tables.services.dealing import deal_plan, kill_for_next_hand
 
 logger = logging.getLogger(__name__)
 
 
-def users_by_seat(seats: list[Seat]) -> dict[int, int]:
-    return {seat.number: seat.player_id for seat in seats}
-
-
-@dataclass(frozen=True)
-class DealPlan:
-    button: int
-    entries: list[SeatEntry]
-
-
-def deal_plan(*, seats: list[Seat], previous_button: int | None) -> DealPlan | None:
-    """Who is dealt in and where the button goes (RULES §3 step 1, §4, finer point 16).
-
-    Players already playing are dealt in. A newcomer (or a player back from sitting out)
-    is dealt in when the big blind reaches them, or at once with a live big blind when
-    they asked to post one and sit neither on the button nor in the small blind; the
-    button seat includes one the button moves past to reach the next player dealt in. While
-    fewer than two players are playing, everybody waiting is dealt in without posting.
-    """
-    ready = [s for s in seats if s.stack > 0 and not s.leave_after_hand]
-    playing = [s for s in ready if s.status == SeatStatus.ACTIVE]
-    waiting = [s for s in ready if s.status == SeatStatus.WAITING]
-    posting: set[int] = set()
-    if len(playing) < 2:
-        # The table (re)starts: the first hand's button goes to the first player seated.
-        dealt = sorted(playing + waiting, key=lambda s: s.sat_down_at)
-        if len(dealt) < 2:
-            return None
-        button = next_button(previous_button, [s.number for s in dealt])
-    else:
-        button = next_button(previous_button, [s.number for s in playing])
-        dealt = list(playing)
-        for newcomer in sorted(waiting, key=lambda s: s.number):
-            if len(playing) > 2 and button_passes(newcomer.number, previous_button, button):
-                # The button moves to the next player dealt in; it would have stopped on
-                # this seat had its player been playing: a newcomer in the button seat
-                # waits until the button has passed (finer point 16). Not heads-up: there
-                # the button passes every seat but two every other hand, and the other
-                # hands put the newcomer in the small blind, so a third player would
-                # wait for ever; they come in when the big blind reaches them.
-                continue
-            numbers = [s.number for s in dealt] + [newcomer.number]
-            small, big = blind_seats(button, numbers)
-            if big == newcomer.number:
-                dealt.append(newcomer)
-            elif newcomer.post_big_blind and newcomer.number not in (small, button):
-                dealt.append(newcomer)
-                posting.add(newcomer.number)
-        # Several newcomers can shift each other's positions: whoever is not the big blind
-        # in the final line-up posts a live one, and nobody posts from the small blind.
-        while True:
-            small, big = blind_seats(button, [s.number for s in dealt])
-            misplaced = [s for s in dealt if s in waiting and s.number != big and s.number == small]
-            if not misplaced:
-                break
-            dealt.remove(misplaced[0])
-        posting |= {s.number for s in dealt if s in waiting and s.number != big}
-    entries = [
-        SeatEntry(
-            seat=s.number,
-            player=s.player.username,
-            stack=s.stack,
-            posts_big_blind=s.number in posting,
-            straddle=s.wants_straddle,
-            overblind=s.wants_overblind,
-            chop=s.player.chop_blinds,
-            auto_muck=s.player.auto_muck,
-        )
-        for s in sorted(dealt, key=lambda s: s.number)
-    ]
-    return DealPlan(button=button, entries=entries)
-
-
-def kill_for_next_hand(*, table: Table, seats: list[Seat]) -> KillInfo | None:
-    """The kill won in the last hand, if the killer is still seated and playing."""
-    last = Hand.objects.filter(table=table, status=HandStatus.FINISHED).order_by("-number").first()
-    if last is None:
-        return None
-    state = HandState.from_dict(last.state)
-    kill = state.result.next_kill if state.result else None
-    if kill is None:
-        return None
-    killer = hand_players_by_seat(hand=last).get(kill.seat)
-    for seat in seats:
-        if seat.number == kill.seat:
-            same_player = seat.player_id == killer
-            playing = seat.status == SeatStatus.ACTIVE and not seat.leave_after_hand
-            return kill if same_player and playing else None
-    return None
-
-
-def hand_start_if_ready(*, table: Table) -> Hand | None:
+def hand_start_if_ready(cmd: TableCommand) -> Hand | None:
     """Deal the next hand if the table may; return it (None when not dealt)."""
-    from tables.services.blind_options import blind_options_note, blind_requests_answer
-
+    table = cmd.table
     now = timezone.now()
-    if table.status != TableStatus.OPEN or hand_in_progress(table=table) is not None:
+    if table.status != TableStatus.OPEN or cmd.hand is not None:
         return None
     if table.next_hand_at is not None and table.next_hand_at > now:
         return None
-    seats = table_seats(table=table)
-    plan = deal_plan(seats=seats, previous_button=table.button_seat)
+    plan = deal_plan(seats=cmd.seats, previous_button=table.button_seat)
     if plan is None:
         return None
     deck = shuffled_deck()
@@ -157,7 +55,7 @@ def hand_start_if_ready(*, table: Table) -> Hand | None:
         button=plan.button,
         deck=deck,
         hand_id=f"{table.id}-{number}",
-        kill=kill_for_next_hand(table=table, seats=seats),
+        kill=kill_for_next_hand(table=table, seats=cmd.seats),
         deck_commitment=commitment,
     )
     hand = Hand.objects.create(
@@ -172,53 +70,45 @@ def hand_start_if_ready(*, table: Table) -> Hand | None:
         # earlier hand can never match a turn of this one.
         turn_version=previous["t"] or 0,
     )
-    by_number = {seat.number: seat for seat in seats}
+    dealt = {entry.seat: cmd.seat_at(entry.seat).player_id for entry in plan.entries}
     # Who is who in this hand, by user id: the engine state keeps only screen names.
     HandPlayer.objects.bulk_create(
-        HandPlayer(
-            hand=hand,
-            seat=entry.seat,
-            user_id=by_number[entry.seat].player_id,
-            screen_name=entry.player,
-        )
+        HandPlayer(hand=hand, seat=entry.seat, user_id=dealt[entry.seat], screen_name=entry.player)
         for entry in plan.entries
     )
-    dealt = {entry.seat for entry in plan.entries}
-    for seat in seats:
+    cmd.hand_begin(hand=hand, state=state, dealt=dealt)
+    for seat in cmd.seats:
         if seat.number in dealt and (seat.status != SeatStatus.ACTIVE or seat.post_big_blind):
             seat.status = SeatStatus.ACTIVE
             seat.post_big_blind = False
-            seat.save(update_fields=["status", "post_big_blind"])
+            cmd.save_seat(seat, "status", "post_big_blind")
     table.button_seat = plan.button
     table.next_hand_at = None
-    table.save(update_fields=["button_seat", "next_hand_at"])
-    recorder = Recorder(table)
-    recorder.engine_events(hand=hand, events=events, users_by_seat=users_by_seat(seats))
+    cmd.save_table("button_seat", "next_hand_at")
+    cmd.hand_events(events)
     # Each straddle or overblind request was for this hand: answered (posted or why not)
     # and cleared, with the deal's last event.
-    blind_requests_answer(table=table, seats=seats, state=state, recorder=recorder)
-    hand_continue(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
-    if hand.status == HandStatus.IN_PROGRESS:
+    blind_requests_answer(cmd)
+    hand_continue(cmd)
+    if cmd.hand is not None:
         # The button has moved: who may ask for the next hand's straddle has changed.
-        blind_options_note(table=table, seats=seats, recorder=recorder)
-    recorder.save()
+        blind_options_note(cmd)
     return hand
 
 
-def hand_continue(
-    *, table: Table, hand: Hand, state: HandState, seats: list[Seat], recorder: Recorder
-) -> HandState:
+def hand_continue(cmd: TableCommand) -> None:
     """After an engine transition: clear advance actions the table has outgrown, play
     the actor's own queued action or fold a leaver, then start the next turn or settle."""
-    by_number = {seat.number: seat for seat in seats}
-    users = users_by_seat(seats)
+    hand, state = cmd.hand, cmd.state
+    if hand is None:
+        raise ValueError("only a hand in progress continues")
     while True:
-        for seat in seats:
+        for seat in cmd.seats:
             if seat.advance and (state.over or not advance_still_valid(seat.advance, state)):
-                _advance_clear(seat, recorder)
+                _advance_clear(cmd, seat)
         if state.over:
             break
-        actor = by_number.get(state.actor)
+        actor = cmd.seat_at(state.actor)
         if actor is None:
             break
         if actor.leave_after_hand:
@@ -227,7 +117,7 @@ def hand_continue(
             action = leaver_action(state, actor.number)
         elif actor.advance:
             action = advance_action(actor.advance, state, actor.number)
-            _advance_clear(actor, recorder)
+            _advance_clear(cmd, actor)
         else:
             action = None
         if action is None:
@@ -236,17 +126,16 @@ def hand_continue(
             # Never expected (both choices above ask the engine first), but an action the
             # engine refuses must not fail the command of whoever moved the hand on: the
             # turn goes to its player and their clock instead.
-            logger.error("table %s: %s refused by the engine; the turn goes on", table.id, action)
+            logger.error(
+                "table %s: %s refused by the engine; the turn goes on", hand.table_id, action
+            )
             break
-        events = apply_in_place(state, action)
-        recorder.engine_events(hand=hand, events=events, users_by_seat=users)
-    hand.state = state.to_dict()
+        cmd.apply(action)
+    cmd.save_hand()
     if state.over:
-        _hand_settle(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+        _hand_settle(cmd, hand=hand, state=state)
     else:
-        turn_start(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
-    hand.save()
-    return state
+        turn_start(cmd)
 
 
 def leaver_action(state: HandState, seat: int) -> Action:
@@ -254,56 +143,53 @@ def leaver_action(state: HandState, seat: int) -> Action:
     return Action.check(seat) if state.legal_actions().can_check else Action.fold(seat)
 
 
-def _advance_clear(seat: Seat, recorder: Recorder) -> None:
+def _advance_clear(cmd: TableCommand, seat: Seat) -> None:
     """Forget the seat's advance action and tell only its player, with the last event."""
     seat.advance = None
-    seat.save(update_fields=["advance"])
-    recorder.private_note(user_id=seat.player_id, note={"advance": None})
+    cmd.save_seat(seat, "advance")
+    cmd.note(user_id=seat.player_id, note=AdvanceNote(advance=None))
 
 
-def turn_start(
-    *, table: Table, hand: Hand, state: HandState, seats: list[Seat], recorder: Recorder
-) -> None:
+def turn_start(cmd: TableCommand) -> None:
     """Give the actor their time (RULES §5) and tell the table whose turn it is."""
-    now = timezone.now()
+    table, hand = cmd.table, cmd.hand
+    if hand is None:
+        raise ValueError("a turn starts in a hand in progress")
     hand.turn_version += 1
     hand.turn_bonus_used = False
-    hand.turn_deadline = now + timedelta(seconds=table.action_seconds + table.time_bank_seconds)
-    turn_announce(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+    hand.turn_deadline = timezone.now() + timedelta(
+        seconds=table.action_seconds + table.time_bank_seconds
+    )
+    cmd.save_hand()
+    turn_announce(cmd)
     schedule_turn_timeout(
         table_id=table.id, hand_id=hand.id, turn=hand.turn_version, at=hand.turn_deadline
     )
 
 
-def turn_announce(
-    *, table: Table, hand: Hand, state: HandState, seats: list[Seat], recorder: Recorder
-) -> None:
-    """The `turn` message: the actor and their clock for all, legal actions for the actor."""
-    deadline = hand.turn_deadline
-    if deadline is None:
+def turn_announce(cmd: TableCommand, *, bonus: bool = False) -> None:
+    """The `turn` message: the actor and their clock for all, legal actions for the actor
+    (`bonus`: the clock was just extended by the reconnect bonus)."""
+    hand = cmd.hand
+    if hand is None or hand.turn_deadline is None:
         raise ValueError("a turn is announced only once its deadline is set")
-    public = {
-        "type": "turn",
-        "hand": hand.id,
-        "seat": state.actor,
-        "turn": hand.turn_version,
-        "deadline": deadline.isoformat(),
-        "time_bank_seconds": table.time_bank_seconds,
-    }
-    actor_user = users_by_seat(seats).get(state.actor)
-    private = {}
-    if actor_user is not None:
-        private[actor_user] = {**public, "legal_actions": state.legal_actions().to_dict()}
-    recorder.message(public, private)
+    state = cmd.state
+    cmd.emit(
+        Turn(
+            hand=hand.id,
+            seat=state.actor,
+            turn=hand.turn_version,
+            deadline=hand.turn_deadline.isoformat(),
+            time_bank_seconds=cmd.table.time_bank_seconds,
+            legal_actions=state.legal_actions().to_dict(),
+            bonus=bonus,
+        )
+    )
 
 
-def _hand_settle(
-    *, table: Table, hand: Hand, state: HandState, seats: list[Seat], recorder: Recorder
-) -> None:
+def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
     """Stacks, rake to the house, leavers cashed out, sit-outs, the next hand scheduled."""
-    from tables.services.blind_options import blind_options_note
-    from tables.services.seating import seat_remove
-
+    table = cmd.table
     result = state.result
     if result is None:
         raise ValueError("only a finished hand is settled")
@@ -316,32 +202,31 @@ def _hand_settle(
         cashier.hand_rake_collect(table=table, amount=result.rake, hand_id=hand.id)
         rake_contributions_record(hand=hand, state=state)
     final = dict(zip(state.seats, state.stacks, strict=True))
-    dealt_to = hand_players_by_seat(hand=hand)
-    for seat in seats:
-        if seat.number in final and dealt_to.get(seat.number) == seat.player_id:
+    for seat in list(cmd.seats):
+        if seat.number in final and cmd.dealt.get(seat.number) == seat.player_id:
             seat.stack = final[seat.number]
         if seat.leave_after_hand:
-            seat_remove(table=table, seat=seat, recorder=recorder)
+            seat_remove(cmd, seat)
             continue
         seat.advance = None
         if seat.sit_out_after_hand or seat.stack == 0:
             seat.status = SeatStatus.SITTING_OUT
             seat.sit_out_after_hand = False
-        seat.save(update_fields=["stack", "status", "sit_out_after_hand", "advance"])
-    remaining = [s for s in seats if not s.leave_after_hand]
-    recorder.message({"type": "seats", "seats": seats_public(remaining)})
-    blind_options_note(table=table, seats=remaining, recorder=recorder)
+        cmd.save_seat(seat, "stack", "status", "sit_out_after_hand", "advance")
+    cmd.emit(SeatsChanged(seats=seats_public(cmd.seats)))
+    blind_options_note(cmd)
     table.next_hand_at = now + timedelta(milliseconds=table.pause_between_hands_ms)
-    table.save(update_fields=["next_hand_at"])
+    cmd.save_table("next_hand_at")
     if table.status == TableStatus.OPEN:
         schedule_hand_start(table_id=table.id, at=table.next_hand_at)
 
 
-def seat_remove(*, table: Table, seat: Seat, recorder: Recorder) -> None:
+def seat_remove(cmd: TableCommand, seat: Seat) -> None:
     """Cash the seat's stack out to the wallet, remember it for ratholing, free the seat.
 
-    The caller holds the table lock and is not in a hand with this seat.
+    The seat's player is not in a hand in progress.
     """
+    table = cmd.table
     if seat.stack > 0:
         cashier.table_cash_out(
             user=seat.player,
@@ -350,5 +235,5 @@ def seat_remove(*, table: Table, seat: Seat, recorder: Recorder) -> None:
             idempotency_key=f"leave:seat:{seat.id}",
         )
     Departure.objects.create(player=seat.player, stake_level=table.stake_level, stack=seat.stack)
-    recorder.message({"type": "seat_left", "seat": seat.number, "player": seat.player.username})
-    seat.delete()
+    cmd.emit(SeatLeft(seat=seat.number, player=seat.player.username))
+    cmd.seat_deleted(seat)

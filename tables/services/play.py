@@ -15,14 +15,11 @@ from accounts.models import User
 from tables.engine.actions import Action, ActionKind
 from tables.engine.errors import IllegalAction
 from tables.engine.events import Protected
-from tables.engine.state import HandState, apply_in_place
 from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn, StaleCommand
-from tables.models import Hand, ProtectionUse, Seat
+from tables.models import ProtectionUse, Seat
 from tables.scheduling import schedule_turn_timeout
-from tables.selectors import hand_dealt_to, hand_in_progress, table_seats
-from tables.services.hands import hand_continue, turn_announce, users_by_seat
-from tables.services.locking import table_command, table_lock
-from tables.services.recorder import Recorder
+from tables.services.command import TableCommand, table_command
+from tables.services.hands import hand_continue, turn_announce
 
 ACTION_KINDS = {"fold", "check", "call", "bet_raise"}
 
@@ -44,37 +41,29 @@ def _action_build(*, seat: int, kind: object, amount: object) -> Action:
 
 @table_command
 def hand_act(
-    *, table_id: int, user: User, kind: str, amount: int | None = None, turn: int | None = None
+    cmd: TableCommand, *, user: User, kind: str, amount: int | None = None, turn: int | None = None
 ) -> None:
     """The player's decision on their turn. `turn`, when given, must be the turn asked."""
-    table = table_lock(table_id=table_id)
-    hand = hand_in_progress(table=table)
+    hand = cmd.hand
     if hand is None:
         raise NotYourTurn("No hand is being played at this table.")
     # First: a retried act whose turn has passed (its answer was lost) is told so.
     if turn is not None and turn != hand.turn_version:
         raise StaleCommand("That action was for an earlier turn; the table has moved on.")
-    seats = table_seats(table=table)
-    seat = next((s for s in seats if s.player_id == user.id), None)
+    seat = cmd.seat_of(user)
     if seat is None:
         raise NotSeated("You are not seated at this table.")
-    state = HandState.from_dict(hand.state)
-    if state.actor != seat.number or not hand_dealt_to(
-        hand=hand, seat=seat.number, user_id=user.id
-    ):
+    if cmd.state.actor != seat.number or not cmd.dealt_in(seat):
         raise NotYourTurn("It is not your turn.")
     action = _action_build(seat=seat.number, kind=kind, amount=amount)
     try:
-        events = apply_in_place(state, action)
+        cmd.apply(action)
     except IllegalAction as exc:
         raise IllegalTableAction(str(exc), code=exc.code) from exc
     if seat.consecutive_timeouts:
         seat.consecutive_timeouts = 0
-        seat.save(update_fields=["consecutive_timeouts"])
-    recorder = Recorder(table)
-    recorder.engine_events(hand=hand, events=events, users_by_seat=users_by_seat(seats))
-    hand_continue(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
-    recorder.save()
+        cmd.save_seat(seat, "consecutive_timeouts")
+    hand_continue(cmd)
 
 
 def _protection_allowed(*, seat: Seat, table_limit: int) -> bool:
@@ -87,58 +76,51 @@ def _protection_allowed(*, seat: Seat, table_limit: int) -> bool:
 
 
 @table_command
-def turn_timeout(*, table_id: int, hand_id: int, turn: int) -> bool:
+def turn_timeout(cmd: TableCommand, *, hand_id: int, turn: int) -> bool:
     """Apply RULES §5 to a turn whose time ran out. Returns True when it acted.
 
     Does nothing when that turn is no longer the one waiting (the player acted, the hand
     ended); re-schedules itself when the deadline moved later (reconnect bonus).
     """
-    table = table_lock(table_id=table_id)
-    hand = hand_in_progress(table=table)
+    table, hand = cmd.table, cmd.hand
     if hand is None or hand.id != hand_id or hand.turn_version != turn:
         return False
-    now = timezone.now()
-    if hand.turn_deadline is not None and hand.turn_deadline > now:
+    if hand.turn_deadline is not None and hand.turn_deadline > timezone.now():
         schedule_turn_timeout(table_id=table.id, hand_id=hand.id, turn=turn, at=hand.turn_deadline)
         return False
-    seats = table_seats(table=table)
-    state = HandState.from_dict(hand.state)
-    seat = next(s for s in seats if s.number == state.actor)
+    seat = cmd.seat_at(cmd.state.actor)
+    if seat is None:
+        raise ValueError(f"hand {hand.id}: no seat for the actor")
     allowed = _protection_allowed(seat=seat, table_limit=table.stake_level.allin_protection_per_day)
-    events = apply_in_place(state, Action.timeout(seat.number, protection_allowed=allowed))
+    events = cmd.apply(Action.timeout(seat.number, protection_allowed=allowed))
     if any(isinstance(event, Protected) for event in events):
         ProtectionUse.objects.create(player=seat.player, hand=hand)
     # RULES §5: a player who times out twice in a row is sat out after the hand.
     seat.consecutive_timeouts += 1
     if seat.consecutive_timeouts >= 2:
         seat.sit_out_after_hand = True
-    seat.save(update_fields=["consecutive_timeouts", "sit_out_after_hand"])
-    recorder = Recorder(table)
-    recorder.engine_events(hand=hand, events=events, users_by_seat=users_by_seat(seats))
-    hand_continue(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
-    recorder.save()
+    cmd.save_seat(seat, "consecutive_timeouts", "sit_out_after_hand")
+    hand_continue(cmd)
     return True
 
 
 @table_command
-def seat_reconnected(*, table_id: int, user: User) -> bool:
+def seat_reconnected(cmd: TableCommand, *, user: User) -> bool:
     """Grant the reconnect bonus if this player's connection dropped during this very turn,
     their own (RULES §5, finer point 10). Any recorded drop is forgotten: they are back.
 
     A drop is what `seat_disconnected` recorded; a second tab opened while the first is
     still connected finds none, and gets no bonus.
     """
-    table = table_lock(table_id=table_id)
-    seats = table_seats(table=table)
-    seat = next((s for s in seats if s.player_id == user.id), None)
+    seat = cmd.seat_of(user)
     if seat is None:
         return False
     dropped_turn = seat.dropped_turn
     if seat.dropped_at is not None or dropped_turn is not None:
         seat.dropped_at = None
         seat.dropped_turn = None
-        seat.save(update_fields=["dropped_at", "dropped_turn"])
-    hand: Hand | None = hand_in_progress(table=table)
+        cmd.save_seat(seat, "dropped_at", "dropped_turn")
+    hand = cmd.hand
     if (
         hand is None
         or hand.turn_bonus_used
@@ -151,20 +133,17 @@ def seat_reconnected(*, table_id: int, user: User) -> bool:
         # Back after their time was out (the timeout not run yet): RULES §5 gives the
         # bonus only to a player who reconnects in time; the timeout rule applies.
         return False
-    state = HandState.from_dict(hand.state)
-    if state.actor != seat.number:
+    if cmd.state.actor != seat.number:
         return False
     hand.turn_bonus_used = True
-    hand.turn_deadline += timedelta(seconds=table.reconnect_bonus_seconds)
-    hand.save(update_fields=["turn_bonus_used", "turn_deadline"])
-    recorder = Recorder(table)
-    turn_announce(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
-    recorder.save()
+    hand.turn_deadline += timedelta(seconds=cmd.table.reconnect_bonus_seconds)
+    cmd.save_hand()
+    turn_announce(cmd, bonus=True)
     return True
 
 
 @table_command
-def seat_disconnected(*, table_id: int, user: User) -> bool:
+def seat_disconnected(cmd: TableCommand, *, user: User) -> bool:
     """The player's last connection to this table closed: record the drop, and the turn
     it happened in when that turn was theirs. Returns True when it was their turn.
 
@@ -172,17 +151,15 @@ def seat_disconnected(*, table_id: int, user: User) -> bool:
     (connections cannot be counted reliably across processes; docs/protocol.md).
     Nothing to record for a viewer who is not seated.
     """
-    table = table_lock(table_id=table_id)
-    seat = Seat.objects.filter(table=table, player=user).first()
+    seat = cmd.seat_of(user)
     if seat is None:
         return False
     turn: int | None = None
-    hand: Hand | None = hand_in_progress(table=table)
-    if hand is not None and hand.turn_deadline is not None:
-        state = HandState.from_dict(hand.state)
-        if not state.over and state.actor == seat.number:
-            turn = hand.turn_version
+    hand = cmd.hand
+    in_turn = hand is not None and hand.turn_deadline is not None and not cmd.state.over
+    if hand is not None and in_turn and cmd.state.actor == seat.number:
+        turn = hand.turn_version
     seat.dropped_at = timezone.now()
     seat.dropped_turn = turn
-    seat.save(update_fields=["dropped_at", "dropped_turn"])
+    cmd.save_seat(seat, "dropped_at", "dropped_turn")
     return turn is not None

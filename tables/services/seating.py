@@ -14,7 +14,6 @@ from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.models import LedgerTransaction, TransactionKind
 from cashier.money import dollars
-from tables.engine.state import HandState
 from tables.exceptions import (
     BuyInOutOfRange,
     HandInProgress,
@@ -23,20 +22,13 @@ from tables.exceptions import (
     TableClosed,
     TableError,
 )
+from tables.messages import SeatsChanged
 from tables.models import Departure, Seat, SeatStatus, Table, TableStatus
 from tables.scheduling import schedule_hand_start
-from tables.selectors import (
-    buy_in_limits,
-    hand_dealt_to,
-    hand_in_progress,
-    rathole_departure,
-    seats_public,
-    table_seats,
-)
+from tables.selectors import buy_in_limits, rathole_departure, seats_public
 from tables.services.blind_options import blind_options_note
+from tables.services.command import TableCommand, table_command
 from tables.services.hands import hand_continue, seat_remove
-from tables.services.locking import table_command, table_lock
-from tables.services.recorder import Recorder
 
 
 def _money(call, **kwargs):
@@ -47,37 +39,23 @@ def _money(call, **kwargs):
         raise TableError(exc.message, code=exc.code) from exc
 
 
-def _seat_of(table: Table, user: User) -> Seat:
-    seat = Seat.objects.filter(table=table, player=user).select_related("player").first()
+def _seat_of(cmd: TableCommand, user: User) -> Seat:
+    seat = cmd.seat_of(user)
     if seat is None:
         raise NotSeated("You are not seated at this table.")
     return seat
 
 
-def _in_current_hand(table: Table, seat: Seat) -> bool:
-    hand = hand_in_progress(table=table)
-    if hand is None:
-        return False
-    # By user id: the screen name in the engine state may since have been renamed.
-    return hand_dealt_to(hand=hand, seat=seat.number, user_id=seat.player_id)
-
-
-def _announce_seats(table: Table, recorder: Recorder) -> None:
-    seats = table_seats(table=table)
-    recorder.message({"type": "seats", "seats": seats_public(seats)})
+def _seats_changed(cmd: TableCommand) -> None:
+    """Tell the table how its seats stand now."""
+    cmd.emit(SeatsChanged(seats=seats_public(cmd.seats)))
     # Who sits where decides who may straddle next hand: each player's options follow.
-    blind_options_note(table=table, seats=seats, recorder=recorder)
+    blind_options_note(cmd)
 
 
-def _seats_changed(table: Table) -> None:
-    """Tell the table how its seats stand now (a command that changed only seats)."""
-    recorder = Recorder(table)
-    _announce_seats(table, recorder)
-    recorder.save()
-
-
-def _start_soon(table: Table) -> None:
-    if table.status == TableStatus.OPEN and hand_in_progress(table=table) is None:
+def _start_soon(cmd: TableCommand) -> None:
+    table = cmd.table
+    if table.status == TableStatus.OPEN and cmd.hand is None:
         now = timezone.now()
         due = table.next_hand_at if table.next_hand_at and table.next_hand_at > now else now
         schedule_hand_start(table_id=table.id, at=due)
@@ -103,8 +81,8 @@ def _replay(
 
 @table_command
 def seat_take(
+    cmd: TableCommand,
     *,
-    table_id: int,
     user: User,
     seat_number: int,
     buy_in: int,
@@ -120,7 +98,7 @@ def seat_take(
     """
     if not user_can_play(user=user):
         raise TableError("Auditors and staff accounts do not play.", code="cannot_play")
-    table = table_lock(table_id=table_id)
+    table = cmd.table
     replayed = _replay(
         kind=TransactionKind.BUY_IN,
         table=table,
@@ -129,7 +107,7 @@ def seat_take(
         idempotency_key=idempotency_key,
     )
     if replayed is not None:
-        seat = Seat.objects.filter(buy_in_transaction=replayed).select_related("player").first()
+        seat = next((s for s in cmd.seats if s.buy_in_transaction_id == replayed.pk), None)
         if seat is None:
             raise _key_reused(
                 "This idempotency key already seated you, at a seat you have since left; "
@@ -148,9 +126,9 @@ def seat_take(
         raise TableClosed("This table is paused: no new players until it opens again.")
     if type(seat_number) is not int or not 1 <= seat_number <= table.seats:
         raise SeatUnavailable(f"Seats at this table are numbered 1 to {table.seats}.")
-    if Seat.objects.filter(table=table, player=user).exists():
+    if cmd.seat_of(user) is not None:
         raise SeatUnavailable("You are already seated at this table.")
-    if Seat.objects.filter(table=table, number=seat_number).exists():
+    if cmd.seat_at(seat_number) is not None:
         raise SeatUnavailable(f"Seat {seat_number} is taken.")
     departure = rathole_departure(table=table, user=user)
     low, high = buy_in_limits(stake=table.stake_level, departure=departure)
@@ -170,8 +148,9 @@ def seat_take(
         post_big_blind=post_big_blind,
         buy_in_transaction=posting.transaction,
     )
-    _seats_changed(table)
-    _start_soon(table)
+    cmd.seat_added(seat)
+    _seats_changed(cmd)
+    _start_soon(cmd)
     return seat
 
 
@@ -198,7 +177,7 @@ def _made_for(seat: Seat, top_up: LedgerTransaction) -> bool:
 
 
 @table_command
-def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str) -> Seat:
+def seat_top_up(cmd: TableCommand, *, user: User, amount: int, idempotency_key: str) -> Seat:
     """Add chips between hands, never above the maximum buy-in (RULES §4).
 
     A retry (same idempotency key and amount) is answered first, like `seat_take`'s:
@@ -207,7 +186,7 @@ def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str)
     """
     if not user_can_play(user=user):  # say, a player made staff while seated
         raise TableError("Auditors and staff accounts do not play.", code="cannot_play")
-    table = table_lock(table_id=table_id)
+    table = cmd.table
     replayed = _replay(
         kind=TransactionKind.TOP_UP,
         table=table,
@@ -216,15 +195,15 @@ def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str)
         idempotency_key=idempotency_key,
     )
     if replayed is not None:
-        seat = Seat.objects.filter(table=table, player=user).select_related("player").first()
+        seat = cmd.seat_of(user)
         if seat is None or not _made_for(seat, replayed):
             raise _key_reused(
                 "This idempotency key topped up a seat you have since left; "
                 "use a new key to top up again."
             )
         return seat
-    seat = _seat_of(table, user)
-    if _in_current_hand(table, seat):
+    seat = _seat_of(cmd, user)
+    if cmd.dealt_in(seat):
         raise HandInProgress("You can top up between hands only; ask again when this hand ends.")
     room = table.stake_level.buy_in_max - seat.stack
     if type(amount) is not int or not 1 <= amount <= room:
@@ -238,31 +217,29 @@ def seat_top_up(*, table_id: int, user: User, amount: int, idempotency_key: str)
     if not posting.created:  # cannot happen under the table lock; never add chips twice
         raise _key_reused("This idempotency key was already used; use a new key.")
     seat.stack += amount
-    seat.save(update_fields=["stack"])
-    _seats_changed(table)
-    _start_soon(table)
+    cmd.save_seat(seat, "stack")
+    _seats_changed(cmd)
+    _start_soon(cmd)
     return seat
 
 
 @table_command
-def seat_sit_out(*, table_id: int, user: User) -> Seat:
+def seat_sit_out(cmd: TableCommand, *, user: User) -> Seat:
     """Stop being dealt in: at once between hands, after the hand when in one."""
-    table = table_lock(table_id=table_id)
-    seat = _seat_of(table, user)
-    if _in_current_hand(table, seat):
+    seat = _seat_of(cmd, user)
+    if cmd.dealt_in(seat):
         seat.sit_out_after_hand = True
     else:
         seat.status = SeatStatus.SITTING_OUT
-    seat.save(update_fields=["status", "sit_out_after_hand"])
-    _seats_changed(table)
+    cmd.save_seat(seat, "status", "sit_out_after_hand")
+    _seats_changed(cmd)
     return seat
 
 
 @table_command
-def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> Seat:
+def seat_sit_in(cmd: TableCommand, *, user: User, post_big_blind: bool = False) -> Seat:
     """Come back: like a newcomer, wait for the big blind or post one (RULES §4)."""
-    table = table_lock(table_id=table_id)
-    seat = _seat_of(table, user)
+    seat = _seat_of(cmd, user)
     seat.sit_out_after_hand = False
     seat.consecutive_timeouts = 0
     coming_back = seat.status == SeatStatus.SITTING_OUT
@@ -271,40 +248,31 @@ def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> S
             raise BuyInOutOfRange("You have no chips at this table: top up first.")
         seat.status = SeatStatus.WAITING
         seat.post_big_blind = post_big_blind
-    seat.save(
-        update_fields=["status", "post_big_blind", "sit_out_after_hand", "consecutive_timeouts"]
-    )
-    _seats_changed(table)
+    cmd.save_seat(seat, "status", "post_big_blind", "sit_out_after_hand", "consecutive_timeouts")
+    _seats_changed(cmd)
     if coming_back:
         # Only a player back from sitting out can make a hand possible; a repeated
         # "I'm back" must not queue a hand start each time.
-        _start_soon(table)
+        _start_soon(cmd)
     return seat
 
 
 @table_command
-def seat_leave(*, table_id: int, user: User) -> bool:
+def seat_leave(cmd: TableCommand, *, user: User) -> bool:
     """Leave the table; the whole stack goes back to the wallet.
 
     A player dealt into the hand in progress leaves when it ends (folding when the action
     reaches them). Returns True when they left at once.
     """
-    table = table_lock(table_id=table_id)
-    seat = _seat_of(table, user)
-    recorder = Recorder(table)
-    hand = hand_in_progress(table=table)
-    if hand is not None and _in_current_hand(table, seat):
+    seat = _seat_of(cmd, user)
+    if cmd.dealt_in(seat):
         seat.leave_after_hand = True
-        seat.save(update_fields=["leave_after_hand"])
-        state = HandState.from_dict(hand.state)
-        if state.actor == seat.number:
-            seats = table_seats(table=table)
-            hand_continue(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+        cmd.save_seat(seat, "leave_after_hand")
+        if cmd.state.actor == seat.number:
+            hand_continue(cmd)
         else:
-            _announce_seats(table, recorder)
-        recorder.save()
+            _seats_changed(cmd)
         return False
-    seat_remove(table=table, seat=seat, recorder=recorder)
-    _announce_seats(table, recorder)
-    recorder.save()
+    seat_remove(cmd, seat)
+    _seats_changed(cmd)
     return True

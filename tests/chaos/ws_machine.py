@@ -43,7 +43,7 @@ from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.models import Withdrawal, WithdrawalStatus
 from poker_room.asgi import application
-from tables import consumers
+from tables import commands
 from tables.engine.actions import Action
 from tables.models import Hand, Seat
 from tables.services import play
@@ -427,16 +427,17 @@ class WebSocketMachine(RuleBasedStateMachine):
         """The database fails under one command: an error the client can act on."""
         user = data.draw(st.sampled_from(self.world.players))
         sock = self.socket_of(data, user)
-        service, fields = consumers.COMMANDS[cmd]
+        command = commands.COMMANDS[cmd]
+        service = command.__dict__["service"]
 
         def failing(**kwargs: Any) -> None:
             raise OperationalError("chaos: the database went away")
 
-        consumers.COMMANDS[cmd] = (failing, fields)
+        command.service = staticmethod(failing)
         try:
             answer = self.command(sock, cmd, action="call")
         finally:
-            consumers.COMMANDS[cmd] = (service, fields)
+            command.service = service
         assert answer["type"] == "error", answer
 
     # -- the clock and the cashier ----------------------------------------------------

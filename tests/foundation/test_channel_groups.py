@@ -62,8 +62,9 @@ async def test_a_dead_processs_channels_expire_while_live_consumers_stay(setting
         await asyncio.sleep(GROUP_EXPIRY + 4 * REFRESH)  # the dead entry is now too old
         await layer.group_send(
             group,
-            {"type": "table.message", "version": snapshot["v"] + 1, "public": {"type": "ping"},
-             "private": {}},
+            {"type": "table.messages", "messages": [
+            {"version": snapshot["v"] + 1, "public": {"type": "ping"}, "private": {}}
+        ]},
         )  # fmt: skip
 
         assert await live.receive_json_from(timeout=5) == {"v": snapshot["v"] + 1, "type": "ping"}

@@ -256,8 +256,9 @@ async def test_a_table_socket_stays_open_through_a_redis_restart_and_gets_new_me
             await asyncio.sleep(0.2)  # the consumer rejoins its group when Redis is back
     await layer.group_send(
         group,
-        {"type": "table.message", "version": snapshot["v"] + 1, "public": {"type": "ping"},
-         "private": {}},
+        {"type": "table.messages", "messages": [
+        {"version": snapshot["v"] + 1, "public": {"type": "ping"}, "private": {}}
+    ]},
     )  # fmt: skip
     assert await socket.receive_json_from(timeout=10) == {"v": snapshot["v"] + 1, "type": "ping"}
     await socket.disconnect()

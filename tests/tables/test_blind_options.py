@@ -26,7 +26,7 @@ def published(monkeypatch):
     """Every message the table commands hand over for publishing (a test transaction never
     commits, so nothing would be sent): the players' private notes are read from them.
     The WebSocket test sees the same notes through the real channel layer."""
-    import tables.services.recorder as recorder
+    import tables.services.command as recorder
 
     sent: list = []
 

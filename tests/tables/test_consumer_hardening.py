@@ -5,7 +5,7 @@ version, a database or Redis fault answered `server_error` (and the retried act 
 as `stale`), and the reconnect bonus only after a real drop.
 
 Communicator-level, on the real PostgreSQL and the real Redis channel layer. Times are
-never asserted: the reorder test drives `table_message` on the consumer itself.
+never asserted: the reorder test drives `table_messages` on the consumer itself.
 """
 
 import asyncio
@@ -27,9 +27,9 @@ from django.utils import timezone
 from cashier.idempotency import CLIENT_KEY_MAX
 from poker_room.asgi import application
 from poker_room.routing import websocket_urlpatterns
-from tables import consumers
+from tables import commands, consumers
 from tables.consumers import REORDER_WAIT, TableConsumer, TokenBucket
-from tables.events import table_group
+from tables.events import TableMessage, table_group
 from tables.models import Hand, HandEvent, Seat
 from tables.services import play
 from tests.factories import TableFactory
@@ -54,10 +54,17 @@ async def connected(user, table_id: int, app=router) -> Client_:
     return client
 
 
+def probe(version: int) -> dict:
+    return TableMessage(version=version, public={"type": "probe"}).to_wire()
+
+
 async def publish(table_id: int, version: int) -> None:
     await get_channel_layer().group_send(
         table_group(table_id),
-        {"type": "table.message", "version": version, "public": {"type": "probe"}, "private": {}},
+        {
+            "type": "table.messages",
+            "messages": [TableMessage(version, {"type": "probe"}).to_wire()],
+        },
     )
 
 
@@ -112,7 +119,7 @@ async def test_a_key_longer_than_the_limit_is_malformed_and_moves_nothing(table)
     before = await db(wallet_balance)(alice)
     for fields in (
         {"seat": 1, "buy_in": 10_000, "key": "k" * 201},  # the finding's DataError
-        {"seat": 1, "buy_in": 10_000, "key": "k" * (consumers.MAX_TEXT_CHARS + 1)},
+        {"seat": 1, "buy_in": 10_000, "key": "k" * (commands.MAX_TEXT_CHARS + 1)},
         {"seat": 2**64, "buy_in": 10_000},
         {"seat": 1, "buy_in": 10**30},
     ):
@@ -218,20 +225,23 @@ probe_router = URLRouter([path("ws/tables/<int:table_id>/", Probe.as_asgi())])
 
 
 def message(version: int) -> dict:
-    return {"type": "table.message", "version": version, "public": {"type": "probe"}, "private": {}}
+    return {
+        "type": "table.messages",
+        "messages": [TableMessage(version, {"type": "probe"}).to_wire()],
+    }
 
 
 async def test_the_reorder_wait_starts_again_when_another_version_goes_missing(table):
     client = await connected(None, table.id, probe_router)
     consumer, v = Probe.instances[-1], client.version
     loop = asyncio.get_running_loop()
-    await consumer.table_message(message(v + 2))
-    await consumer.table_message(message(v + 4))
+    await consumer.table_messages(message(v + 2))
+    await consumer.table_messages(message(v + 4))
     first = consumer.reorder_timer
     assert first is not None
     # v + 1 arrives: v + 1 and v + 2 go out, and now v + 3 is the one missing.
     armed_after = loop.time()
-    await consumer.table_message(message(v + 1))
+    await consumer.table_messages(message(v + 1))
     assert [(await client.next())["v"] for _ in range(2)] == [v + 1, v + 2]
     assert first.cancelled(), "the wait for v + 3 must not end when v + 1's would have"
     assert consumer.reorder_timer.when() >= armed_after + REORDER_WAIT
@@ -246,22 +256,22 @@ async def test_the_reorder_wait_starts_again_when_another_version_goes_missing(t
 async def test_a_gap_filled_in_time_stops_the_wait(table):
     client = await connected(None, table.id, probe_router)
     consumer, v = Probe.instances[-1], client.version
-    await consumer.table_message(message(v + 2))
+    await consumer.table_messages(message(v + 2))
     timer = consumer.reorder_timer
-    await consumer.table_message(message(v + 1))
+    await consumer.table_messages(message(v + 1))
     assert [(await client.next())["v"] for _ in range(2)] == [v + 1, v + 2]
     assert timer.cancelled() and consumer.reorder_timer is None
     # The timer for v + 3 had already fired when v + 3 arrived, and v + 5 is missing by
     # the time its task runs: that late give-up must not cut v + 5's own wait short.
-    await consumer.table_message(message(v + 4))
-    await consumer.table_message(message(v + 3))
+    await consumer.table_messages(message(v + 4))
+    await consumer.table_messages(message(v + 3))
     assert [(await client.next())["v"] for _ in range(2)] == [v + 3, v + 4]
-    await consumer.table_message(message(v + 6))
+    await consumer.table_messages(message(v + 6))
     waiting = consumer.reorder_timer
     await consumer._give_up_waiting(v + 3)
     assert list(consumer.early) == [v + 6] and consumer.waiting_for == v + 5
     assert consumer.reorder_timer is waiting and not waiting.cancelled()
-    await consumer.table_message(message(v + 5))
+    await consumer.table_messages(message(v + 5))
     assert [(await client.next())["v"] for _ in range(2)] == [v + 5, v + 6]
     await client.ws.disconnect()
 
@@ -272,13 +282,13 @@ async def test_a_gap_filled_in_time_stops_the_wait(table):
 def committed_then(error: Exception):
     """`act` that is carried out and committed, then fails as a dropped connection would
     (the publish to Redis, the connection's closing): the fault the finding reproduced."""
-    service, fields = consumers.COMMANDS["act"]
+    service = commands.Act.service
 
     def act(**kwargs):
         service(**kwargs)
         raise error
 
-    return act, fields
+    return staticmethod(act)
 
 
 def heads_up_hand(table):
@@ -303,7 +313,7 @@ async def test_a_fault_after_the_commit_answers_server_error_and_the_retry_is_st
 ):
     actor, hand = await db(heads_up_hand)(table)
     client = await connected(actor, table.id)
-    monkeypatch.setitem(consumers.COMMANDS, "act", committed_then(error))
+    monkeypatch.setattr(commands.Act, "service", committed_then(error))
     turn = hand.turn_version
     with caplog.at_level(logging.ERROR, logger="tables.consumers"):
         answer = await client.send("act", action="call", turn=turn)
@@ -324,15 +334,14 @@ async def test_a_fault_before_the_commit_changes_nothing_and_the_retry_is_carrie
 ):
     actor, hand = await db(heads_up_hand)(table)
     client = await connected(actor, table.id)
-    service, fields = consumers.COMMANDS["act"]
 
     def down(**kwargs):
         raise OperationalError("connection refused")
 
-    monkeypatch.setitem(consumers.COMMANDS, "act", (down, fields))
-    answer = await client.send("act", action="call", turn=hand.turn_version)
+    with monkeypatch.context() as patched:
+        patched.setattr(commands.Act, "service", staticmethod(down))
+        answer = await client.send("act", action="call", turn=hand.turn_version)
     assert answer["code"] == "server_error"
-    monkeypatch.setitem(consumers.COMMANDS, "act", (service, fields))
     assert not await db(HandEvent.objects.filter(hand=hand, type="acted").exists)()
     assert (await client.send("act", action="call", turn=hand.turn_version))["type"] == "ack"
     await client.ws.disconnect()

@@ -10,7 +10,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from poker_room.routing import websocket_urlpatterns
-from tables.events import table_group
+from tables.events import TableMessage, table_group
 from tables.exceptions import StaleCommand
 from tables.services import play
 from tests.factories import TableFactory
@@ -30,10 +30,17 @@ async def spectator(table_id: int) -> tuple[WebsocketCommunicator, int]:
     return communicator, snapshot["v"]
 
 
+def probe(version: int) -> dict:
+    return TableMessage(version=version, public={"type": "probe"}).to_wire()
+
+
 async def publish(table_id: int, version: int) -> None:
     await get_channel_layer().group_send(
         table_group(table_id),
-        {"type": "table.message", "version": version, "public": {"type": "probe"}, "private": {}},
+        {
+            "type": "table.messages",
+            "messages": [TableMessage(version, {"type": "probe"}).to_wire()],
+        },
     )
 
 

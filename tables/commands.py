@@ -1,0 +1,227 @@
+"""The commands a client can send a table: one dataclass each, the one description of
+their fields.
+
+The WebSocket consumer parses frames with `command_parse`, the REST seating endpoints
+build their serializers from the same classes (tables/api/seating.py), the bots send
+`to_wire()` of them, and docs/protocol.md lists them (a test checks the doc against
+`COMMANDS`). A command's fields are its dataclass fields: a field without a default is
+required; `argument` in a field's metadata names the service argument it fills when that
+differs; `cents` marks an amount of money in cents.
+
+On the wire a command is `{"cmd": name, "seq": n, ...fields}`; a field sent as null
+counts as absent, unknown fields are ignored, a field of the wrong JSON type (`true` is
+not a number), a string over `MAX_TEXT_CHARS` or a whole number outside ±`MAX_INT` is
+`malformed`. Checks of meaning (is it your turn, is the seat free) are the services'.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from accounts.models import User
+from tables.services import advance, blind_options, play, seating
+
+# Longest string field (`action`, `key`); the ledger keeps keys of up to 200 characters
+# and namespaces the client's one.
+MAX_TEXT_CHARS = 128
+# Whole numbers a command may carry (PostgreSQL bigint; cents, seats, turns all fit).
+MAX_INT = 2**63 - 1
+
+
+class CommandError(Exception):
+    """A frame that is not a well-formed command (it changed nothing)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def argument(name: str, *, cents: bool = False, default: Any = dataclasses.MISSING) -> Any:
+    """A field that fills the service argument `name` (`cents`: an amount of money)."""
+    return field(default=default, metadata={"argument": name, "cents": cents})
+
+
+def cents(*, default: Any = dataclasses.MISSING) -> Any:
+    return field(default=default, metadata={"cents": True})
+
+
+@dataclass(frozen=True)
+class Command:
+    """Base of the commands. `name` is the `cmd` on the wire; `service` the table service
+    it runs (called with `table_id`, `user` and the fields); `keyed` commands move money
+    and carry an idempotency `key`."""
+
+    name: ClassVar[str] = "command"
+    service: ClassVar[Callable[..., Any] | None] = None
+    keyed: ClassVar[bool] = False
+
+    def to_wire(self) -> dict[str, Any]:
+        """The frame's body (the sender adds `seq`); absent fields are left out."""
+        body = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {"cmd": self.name, **{k: v for k, v in body.items() if v is not None}}
+
+    def arguments(self) -> dict[str, Any]:
+        """The service's keyword arguments for this command (the key excepted)."""
+        out = {}
+        for f in dataclasses.fields(self):
+            if f.name == "key":
+                continue
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.metadata.get("argument", f.name)] = value
+        return out
+
+    def run(self, *, table_id: int, user: User, idempotency_key: str | None = None) -> Any:
+        """Carry the command out at the table (`idempotency_key`: the ledger's key)."""
+        if self.service is None:
+            raise TypeError(f"{self.name!r} is answered by the connection, not a service")
+        kwargs = self.arguments()
+        if self.keyed:
+            kwargs["idempotency_key"] = idempotency_key
+        return self.service(table_id=table_id, user=user, **kwargs)
+
+
+@dataclass(frozen=True)
+class Snapshot(Command):
+    """A fresh snapshot of the table (spectators may ask too)."""
+
+    name: ClassVar[str] = "snapshot"
+
+
+@dataclass(frozen=True)
+class Sit(Command):
+    """Sit down at a free seat, the buy-in moving from the wallet to the table."""
+
+    name: ClassVar[str] = "sit"
+    service = staticmethod(seating.seat_take)
+    keyed: ClassVar[bool] = True
+    seat: int = argument("seat_number")
+    buy_in: int = cents()
+    post_big_blind: bool = False
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class TopUp(Command):
+    """Add chips between hands, up to the maximum buy-in."""
+
+    name: ClassVar[str] = "top_up"
+    service = staticmethod(seating.seat_top_up)
+    keyed: ClassVar[bool] = True
+    amount: int = cents()
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class Act(Command):
+    """The decision on your turn (`amount`: for bet_raise, the street total)."""
+
+    name: ClassVar[str] = "act"
+    service = staticmethod(play.hand_act)
+    action: str = argument("kind")
+    amount: int | None = None
+    turn: int | None = None
+
+
+@dataclass(frozen=True)
+class SitOut(Command):
+    name: ClassVar[str] = "sit_out"
+    service = staticmethod(seating.seat_sit_out)
+
+
+@dataclass(frozen=True)
+class SitIn(Command):
+    name: ClassVar[str] = "sit_in"
+    service = staticmethod(seating.seat_sit_in)
+    post_big_blind: bool = False
+
+
+@dataclass(frozen=True)
+class Leave(Command):
+    name: ClassVar[str] = "leave"
+    service = staticmethod(seating.seat_leave)
+
+
+@dataclass(frozen=True)
+class Advance(Command):
+    """Queue (or, with no `action`, clear) an advance action."""
+
+    name: ClassVar[str] = "advance"
+    service = staticmethod(advance.seat_advance_set)
+    action: str | None = argument("kind", default=None)
+    amount: int | None = None
+
+
+@dataclass(frozen=True)
+class Straddle(Command):
+    """Ask for (`on`) or cancel a straddle for the next hand."""
+
+    name: ClassVar[str] = "straddle"
+    service = staticmethod(
+        functools.partial(blind_options.seat_blind_option_set, kind=blind_options.STRADDLE)
+    )
+    on: bool = argument("wanted")
+
+
+@dataclass(frozen=True)
+class Overblind(Command):
+    """Ask for (`on`) or cancel an overblind for the next hand."""
+
+    name: ClassVar[str] = "overblind"
+    service = staticmethod(
+        functools.partial(blind_options.seat_blind_option_set, kind=blind_options.OVERBLIND)
+    )
+    on: bool = argument("wanted")
+
+
+COMMANDS: dict[str, type[Command]] = {
+    cls.name: cls
+    for cls in (Snapshot, Sit, TopUp, Act, SitOut, SitIn, Leave, Advance, Straddle, Overblind)
+}
+
+
+def field_type(cls: type[Command], f: dataclasses.Field[Any]) -> type:
+    """The JSON type of a command field: int, str or bool (None is always allowed for an
+    optional field, and means absent)."""
+    hint = typing.get_type_hints(cls)[f.name]
+    if isinstance(hint, types.UnionType):
+        (hint,) = (arg for arg in typing.get_args(hint) if arg is not type(None))
+    return hint
+
+
+def command_parse(content: dict[str, Any]) -> Command:
+    """The command a frame's JSON object asks for, its fields checked for type and size."""
+    name = content.get("cmd")
+    cls = COMMANDS.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise CommandError("unknown_command", f"Unknown command {name!r}.")
+    fields = dataclasses.fields(cls)
+    missing = sorted(
+        f.name for f in fields if f.default is dataclasses.MISSING and content.get(f.name) is None
+    )
+    if missing:
+        raise CommandError("malformed", f"{name!r} needs {', '.join(missing)}.")
+    values = {}
+    for f in fields:
+        value = content.get(f.name)
+        if value is not None:
+            _field_check(f.name, value, field_type(cls, f))
+            values[f.name] = value
+    return cls(**values)
+
+
+def _field_check(name: str, value: Any, kind: type) -> None:
+    """A command field of the right JSON type, and within what the room can store."""
+    if type(value) is not kind:
+        raise CommandError("malformed", f'"{name}" must be a {kind.__name__}.')
+    if kind is int and not -MAX_INT <= value <= MAX_INT:
+        raise CommandError("malformed", f'"{name}" is out of range.')
+    if kind is str and len(value) > MAX_TEXT_CHARS:
+        raise CommandError("malformed", f'"{name}" is at most {MAX_TEXT_CHARS} characters.')

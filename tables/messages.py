@@ -1,0 +1,202 @@
+"""Every message a table sends its viewers, as typed values with one visibility rule each.
+
+A table command emits these (`TableCommand.emit`, tables/services/command.py). Each
+message knows what everybody may see of it (`public`) and which viewers may see more
+(`private`: user id -> their whole form); a private form is always the public one plus
+what that viewer may know. That rule is written once, here, for every kind of message:
+the command turns each message into its forms when it is recorded, and the consumer only
+picks the form of its viewer (`tables.events.TableMessage.for_user`).
+
+Notes are the other half of the vocabulary: something only one player learns (their
+queued advance action was used or cleared, their straddle options, how their straddle
+request was answered), added to their own form of the command's last message, so that
+nobody else learns even that there was a note.
+
+JSON: `to_dict()` is the message's full content with its `type`; `message_from_dict` is
+its inverse (both tested for every type). docs/protocol.md lists every type and note; a
+test checks it against `MESSAGE_TYPES` and `NOTE_KEYS`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from tables.engine.events import Event, event_from_dict
+
+Body = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TableEvent:
+    """Base of the table's messages. Subclasses set `type`; most are public as a whole."""
+
+    type: ClassVar[str] = "table_event"
+
+    def to_dict(self) -> Body:
+        return {"type": self.type, **{f.name: getattr(self, f.name) for f in _fields(self)}}
+
+    @classmethod
+    def from_dict(cls, body: Body) -> TableEvent:
+        return cls(**{f.name: body[f.name] for f in dataclasses.fields(cls)})
+
+    def public(self) -> Body:
+        """What every viewer, spectators included, sees."""
+        return self.to_dict()
+
+    def private(self, users_by_seat: Mapping[int, int]) -> dict[int, Body]:
+        """user id -> the fuller form that player sees (none by default)."""
+        return {}
+
+
+def _fields(message: TableEvent) -> tuple[dataclasses.Field[Any], ...]:
+    return dataclasses.fields(message)
+
+
+@dataclass(frozen=True)
+class HandEventMessage(TableEvent):
+    """An engine event of a hand (tables/engine/events.py), with the hand's id.
+
+    Public events go to everyone whole; a private one (hole cards) goes whole to the
+    players its rule admits, and to everyone else only as "this happened at that seat".
+    """
+
+    type: ClassVar[str] = "hand_event"
+    hand: int
+    event: Event
+
+    def to_dict(self) -> Body:
+        return {"hand": self.hand, **self.event.to_dict()}
+
+    @classmethod
+    def from_dict(cls, body: Body) -> HandEventMessage:
+        fields = {k: v for k, v in body.items() if k != "hand"}
+        return cls(hand=body["hand"], event=event_from_dict(fields))
+
+    def public(self) -> Body:
+        if self.event.visible_to(None):
+            return self.to_dict()
+        return {"hand": self.hand, "type": self.event.type, "seat": self.event.seat}
+
+    def private(self, users_by_seat: Mapping[int, int]) -> dict[int, Body]:
+        if self.event.visible_to(None):
+            return {}
+        whole = self.to_dict()
+        return {
+            user_id: whole for seat, user_id in users_by_seat.items() if self.event.visible_to(seat)
+        }
+
+
+@dataclass(frozen=True)
+class Turn(TableEvent):
+    """Whose turn it is and their clock, for all; the actor's own form adds their legal
+    actions (`LegalActions.to_dict`). `bonus` is true when the clock was just extended by
+    the reconnect bonus."""
+
+    type: ClassVar[str] = "turn"
+    hand: int
+    seat: int
+    turn: int
+    deadline: str
+    time_bank_seconds: int
+    legal_actions: Body
+    bonus: bool = False
+
+    def public(self) -> Body:
+        body = self.to_dict()
+        del body["legal_actions"]
+        return body
+
+    def private(self, users_by_seat: Mapping[int, int]) -> dict[int, Body]:
+        actor = users_by_seat.get(self.seat)
+        return {} if actor is None else {actor: self.to_dict()}
+
+
+@dataclass(frozen=True)
+class SeatsChanged(TableEvent):
+    """How every seat stands now (`tables.selectors.seats_public`): after any seating
+    change and after each hand."""
+
+    type: ClassVar[str] = "seats"
+    seats: list[Body]
+
+
+@dataclass(frozen=True)
+class SeatLeft(TableEvent):
+    """The seat is free; its stack is back in its player's wallet."""
+
+    type: ClassVar[str] = "seat_left"
+    seat: int
+    player: str
+
+
+@dataclass(frozen=True)
+class TableStatusChanged(TableEvent):
+    """An admin (or the failure guard) opened, paused or closed the table."""
+
+    type: ClassVar[str] = "table_status"
+    status: str
+
+
+@dataclass(frozen=True)
+class BlindOptionAsked(TableEvent):
+    """A player asked for (`wanted`) or cancelled a straddle or overblind."""
+
+    type: ClassVar[str] = "blind_option"
+    seat: int
+    kind: str
+    wanted: bool
+
+
+MESSAGE_TYPES: dict[str, type[TableEvent]] = {
+    cls.type: cls for cls in (Turn, SeatsChanged, SeatLeft, TableStatusChanged, BlindOptionAsked)
+}
+
+
+def message_from_dict(body: Body) -> TableEvent:
+    """The message `to_dict` wrote (a hand event when its type is not a table one)."""
+    cls = MESSAGE_TYPES.get(body["type"])
+    if cls is None:
+        return HandEventMessage.from_dict(body)
+    return cls.from_dict(body)
+
+
+@dataclass(frozen=True)
+class Note:
+    """Base of what only one player learns, added to their form of the last message."""
+
+    key: ClassVar[str] = "note"
+
+    def fields(self) -> Body:
+        return {self.key: getattr(self, self.key)}
+
+
+@dataclass(frozen=True)
+class AdvanceNote(Note):
+    """Their queued advance action now (None: used or cleared)."""
+
+    key: ClassVar[str] = "advance"
+    advance: Body | None
+
+
+@dataclass(frozen=True)
+class BlindOptionsNote(Note):
+    """Which straddle / overblind options are open to them for the next hand."""
+
+    key: ClassVar[str] = "blind_options"
+    blind_options: Body
+
+
+@dataclass(frozen=True)
+class BlindRequestsNote(Note):
+    """At the deal: whether each of their requests was posted, and why not."""
+
+    key: ClassVar[str] = "blind_requests"
+    blind_requests: list[Body]
+
+
+NOTE_KEYS: tuple[str, ...] = tuple(
+    cls.key for cls in (AdvanceNote, BlindOptionsNote, BlindRequestsNote)
+)

@@ -1,0 +1,300 @@
+"""The one envelope every table command runs in (STYLE §4, after Zulip's `do_*` actions).
+
+`@table_command` turns a function `f(cmd: TableCommand, **fields)` into the service
+`f(table_id=..., **fields)`. Each call:
+
+1. opens one durable transaction and locks the table row (the one writer per table);
+2. hands the body a `TableCommand`: the locked table, and its seats, the hand in progress
+   and that hand's engine state, each loaded at most once and only when asked for;
+3. lets the body check (raise a `TableError` and nothing happened) and then apply: engine
+   actions (`apply`), saves (`save_seat`, `save_table`, `save_hand`), messages (`emit`) and
+   notes for one player (`note`);
+4. writes it all at the end: the hand and its state once, the changed seats, the hand's
+   event log, the table row with its new stream version; and after the commit publishes
+   the command's messages, numbered, in one channel-layer message.
+
+Adding a command is one short function: check, then apply and emit.
+
+The envelope also keeps one broken table from hurting the room:
+
+* A refusal (`TableError`, `CashierError`) is the command working as designed: it
+  changes nothing, and neither counts as a failure nor clears one.
+* A database, Redis or broker outage is not the table's fault either: pausing every
+  table during a restart of Redis would stop the room for no reason. It is re-raised
+  untouched.
+* Any other exception is a bug that the same command will most likely hit again (a
+  hand the engine cannot move on, say). It is logged with the table id and counted on
+  the table, in a fresh transaction once the failing one rolled back; at
+  `FAILURES_BEFORE_PAUSE` in a row the table is paused with a reason that the admin and
+  /healthz show. A command that moves the table on (it published something) clears the
+  count (not the reason: an admin re-opens the table, see `table_failures_clear`).
+
+Commands never nest: the transaction is durable, so calling one inside another
+transaction is an error (except inside a test's own transaction, which Django allows).
+"""
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
+
+import redis.exceptions
+from django.db import DatabaseError, InterfaceError, OperationalError, transaction
+from kombu.exceptions import OperationalError as BrokerError
+
+from accounts.models import User
+from cashier.exceptions import CashierError
+from tables.engine.actions import Action
+from tables.engine.events import Event
+from tables.engine.state import HandState, apply_in_place
+from tables.events import TableMessage, publish_on_commit
+from tables.exceptions import TableError, TableNotFound
+from tables.messages import Body, HandEventMessage, Note, TableEvent, TableStatusChanged
+from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
+from tables.selectors import hand_in_progress, hand_players_by_seat, table_seats
+
+logger = logging.getLogger(__name__)
+
+FAILURES_BEFORE_PAUSE = 2
+REFUSALS: tuple[type[Exception], ...] = (TableError, CashierError)
+# Outages of what the room runs on (they end by themselves; the table is not broken).
+OUTAGES: tuple[type[Exception], ...] = (
+    OperationalError,
+    InterfaceError,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    BrokerError,
+    OSError,
+)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def table_lock(*, table_id: int) -> Table:
+    """Lock and return the table row; the caller must be inside a transaction."""
+    try:
+        return (
+            Table.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("stake_level")
+            .get(pk=table_id)
+        )
+    except (Table.DoesNotExist, ValueError, TypeError):
+        raise TableNotFound(f"There is no table {table_id}.") from None
+
+
+class TableCommand:
+    """What one command works on and what it changed, under the table's lock."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self._seats: list[Seat] | None = None
+        self._hand_loaded = False
+        self._hand: Hand | None = None
+        self._state: HandState | None = None
+        self._dealt: dict[int, int] | None = None
+        self._hand_changed = False
+        self._state_changed = False
+        self._seat_fields: dict[int, tuple[Seat, set[str]]] = {}
+        self._table_fields: set[str] = set()
+        self._log: list[HandEvent] = []
+        self._messages: list[tuple[Body, dict[int, Body]]] = []
+
+    # What the command reads, each loaded once.
+
+    @property
+    def seats(self) -> list[Seat]:
+        """The table's seats by number, with their players."""
+        if self._seats is None:
+            self._seats = table_seats(table=self.table)
+        return self._seats
+
+    def seat_of(self, user: User) -> Seat | None:
+        return next((s for s in self.seats if s.player_id == user.id), None)
+
+    def seat_at(self, number: int | None) -> Seat | None:
+        return next((s for s in self.seats if s.number == number), None)
+
+    @property
+    def hand(self) -> Hand | None:
+        """The hand in progress (None once this command has finished it)."""
+        if not self._hand_loaded:
+            self._hand = hand_in_progress(table=self.table)
+            self._hand_loaded = True
+        hand = self._hand
+        return hand if hand is not None and hand.status == HandStatus.IN_PROGRESS else None
+
+    @property
+    def state(self) -> HandState:
+        """The engine state of the hand this command works on, parsed once."""
+        if self._state is None:
+            if self.hand is None:
+                raise ValueError("no hand is in progress")
+            self._state = HandState.from_dict(self.hand.state)
+        return self._state
+
+    @property
+    def dealt(self) -> dict[int, int]:
+        """Seat -> the user id dealt in there, for the hand (by id, never by name)."""
+        if self._dealt is None:
+            hand = self._hand if self._hand_loaded else self.hand
+            self._dealt = {} if hand is None else hand_players_by_seat(hand=hand)
+        return self._dealt
+
+    def dealt_in(self, seat: Seat) -> bool:
+        """Whether this seat's player is dealt into the hand in progress."""
+        return self.hand is not None and self.dealt.get(seat.number) == seat.player_id
+
+    # What the command changes, written by `finish`.
+
+    def seat_added(self, seat: Seat) -> None:
+        self.seats.append(seat)
+        self.seats.sort(key=lambda s: s.number)
+
+    def seat_deleted(self, seat: Seat) -> None:
+        self.seats.remove(seat)
+        self._seat_fields.pop(id(seat), None)
+        seat.delete()
+
+    def save_seat(self, seat: Seat, *fields: str) -> None:
+        _, pending = self._seat_fields.setdefault(id(seat), (seat, set()))
+        pending.update(fields)
+
+    def save_table(self, *fields: str) -> None:
+        self._table_fields.update(fields)
+
+    def hand_begin(self, *, hand: Hand, state: HandState, dealt: dict[int, int]) -> None:
+        """The hand this command just dealt becomes the one it works on."""
+        self._hand, self._hand_loaded, self._state, self._dealt = hand, True, state, dealt
+
+    def save_hand(self) -> None:
+        """Save the hand (its state included) at the end of the command."""
+        self._hand_changed = True
+
+    def apply(self, action: Action) -> list[Event]:
+        """Apply an action to the hand (the engine may refuse it: `IllegalAction`)."""
+        events = apply_in_place(self.state, action)
+        self.hand_events(events)
+        return events
+
+    def hand_events(self, events: list[Event]) -> None:
+        """Log the engine's events in the hand's record and emit each."""
+        hand = self._hand
+        if hand is None:
+            raise ValueError("hand events need a hand")
+        self._hand_changed = self._state_changed = True
+        for event in events:
+            hand.events_logged += 1
+            self._log.append(
+                HandEvent(hand=hand, seq=hand.events_logged, type=event.type, data=event.to_dict())
+            )
+            self.emit(HandEventMessage(hand=hand.id, event=event))
+
+    def emit(self, message: TableEvent) -> None:
+        """Send `message` to the table, each viewer seeing the form its rule allows."""
+        self._messages.append((message.public(), message.private(self.dealt)))
+
+    def note(self, *, user_id: int, note: Note) -> None:
+        """Add `note` to what one player sees of the latest message (nobody else learns
+        of it, not even that there was a note)."""
+        if not self._messages:
+            return
+        public, private = self._messages[-1]
+        private[user_id] = {**private.get(user_id, public), **note.fields()}
+
+    def finish(self) -> None:
+        """Write what the command changed; its messages go out after the commit."""
+        hand = self._hand
+        if self._hand_changed and hand is not None:
+            if self._state_changed and self._state is not None:
+                hand.state = self._state.to_dict()
+            hand.save()
+        for seat, fields in self._seat_fields.values():
+            seat.save(update_fields=sorted(fields))
+        if self._log:
+            HandEvent.objects.bulk_create(self._log)
+        if self._messages:
+            first = self.table.event_seq + 1
+            messages = [
+                TableMessage(version=first + k, public=public, private=private)
+                for k, (public, private) in enumerate(self._messages)
+            ]
+            self.table.event_seq += len(messages)
+            self.save_table("event_seq")
+            if self.table.failure_count:
+                # The table moved on: its run of failures is over.
+                self.table.failure_count = 0
+                self.save_table("failure_count")
+            publish_on_commit(table_id=self.table.id, messages=messages)
+        if self._table_fields:
+            self.table.save(update_fields=sorted(self._table_fields))
+
+
+def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P, R]:
+    """Run `func` as a table command on the table of keyword `table_id` (see above)."""
+
+    @functools.wraps(func)
+    def command(*args: P.args, **kwargs: P.kwargs) -> R:
+        table_id = kwargs.pop("table_id")
+        outermost = not transaction.get_connection().in_atomic_block
+        try:
+            with transaction.atomic(durable=True):
+                cmd = TableCommand(table_lock(table_id=table_id))  # type: ignore[arg-type]
+                result = func(cmd, *args, **kwargs)
+                cmd.finish()
+        except REFUSALS:
+            raise
+        except OUTAGES:
+            raise
+        except Exception as exc:
+            logger.exception("table %s: %s failed", table_id, func.__qualname__)
+            if outermost and isinstance(table_id, int):
+                table_failure_record(table_id=table_id, command=func.__qualname__, error=exc)
+            raise
+        return result
+
+    return command
+
+
+def table_failure_record(*, table_id: int, command: str, error: Exception) -> None:
+    """Count a failed command on the table; pause the table at the second in a row.
+
+    Runs in its own transaction (the failing one has rolled back). Never raises: the
+    caller re-raises the original error, which is the one worth seeing.
+    """
+    try:
+        with transaction.atomic():
+            table = Table.objects.select_for_update(no_key=True).filter(pk=table_id).first()
+            if table is None:
+                return
+            table.failure_count += 1
+            fields = ["failure_count"]
+            if table.failure_count >= FAILURES_BEFORE_PAUSE and not table.paused_reason:
+                table.paused_reason = (
+                    f"{command} failed {table.failure_count} times in a row, last with "
+                    f"{type(error).__name__}: {error}"
+                )[:500]
+                fields.append("paused_reason")
+                if table.status == TableStatus.OPEN:
+                    # Not a TableCommand: its publishing would clear the count just raised.
+                    table.status = TableStatus.PAUSED
+                    table.event_seq += 1
+                    fields += ["status", "event_seq"]
+                    paused = TableStatusChanged(status=table.status).public()
+                    publish_on_commit(
+                        table_id=table.id,
+                        messages=[TableMessage(version=table.event_seq, public=paused)],
+                    )
+                logger.error("table %s paused: %s", table_id, table.paused_reason)
+            table.save(update_fields=fields)
+    except (DatabaseError, *OUTAGES):
+        logger.exception("table %s: the failure of %s could not be recorded", table_id, command)
+
+
+def table_failures_clear(cmd: TableCommand) -> None:
+    """Forget the table's failures (an admin re-opened it)."""
+    table = cmd.table
+    if table.failure_count or table.paused_reason:
+        table.failure_count = 0
+        table.paused_reason = ""
+        cmd.save_table("failure_count", "paused_reason")

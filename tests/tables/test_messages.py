@@ -1,0 +1,90 @@
+"""The table's message vocabulary (tables/messages.py): every type round-trips through
+JSON, and each one's visibility rule gives every viewer exactly what they may see."""
+
+import json
+
+import pytest
+
+from tables.engine.events import Acted, HoleCards, Posted
+from tables.messages import (
+    MESSAGE_TYPES,
+    AdvanceNote,
+    BlindOptionAsked,
+    BlindOptionsNote,
+    BlindRequestsNote,
+    HandEventMessage,
+    SeatLeft,
+    SeatsChanged,
+    TableStatusChanged,
+    Turn,
+    message_from_dict,
+)
+
+LEGAL = {"seat": 3, "can_fold": True, "can_check": False, "call_amount": 200}
+SAMPLES = [
+    Turn(
+        hand=7,
+        seat=3,
+        turn=12,
+        deadline="2026-12-01T18:00:00+00:00",
+        time_bank_seconds=30,
+        legal_actions=LEGAL,
+        bonus=True,
+    ),
+    SeatsChanged(seats=[{"seat": 1, "player": "ann", "stack": 500, "status": "active"}]),
+    SeatLeft(seat=2, player="bob"),
+    TableStatusChanged(status="paused"),
+    BlindOptionAsked(seat=4, kind="straddle", wanted=True),
+    HandEventMessage(
+        hand=7, event=Acted(seat=3, action="call", amount=200, street_total=200, all_in=False)
+    ),
+    HandEventMessage(hand=7, event=HoleCards(seat=3, cards=(0, 1, 2, 3))),
+]
+# Seat -> user id of the players dealt in.
+DEALT = {1: 101, 3: 103, 5: 105}
+
+
+def test_every_table_message_type_has_a_sample():
+    sampled = {type(m) for m in SAMPLES}
+    assert set(MESSAGE_TYPES.values()) <= sampled
+    assert HandEventMessage in sampled
+
+
+@pytest.mark.parametrize("message", SAMPLES, ids=lambda m: type(m).__name__)
+def test_a_message_round_trips_through_json(message):
+    assert message_from_dict(json.loads(json.dumps(message.to_dict()))) == message
+
+
+def test_a_turn_shows_its_legal_actions_to_the_actor_only():
+    turn = SAMPLES[0]
+    public = turn.public()
+    assert "legal_actions" not in public
+    assert public["seat"] == 3 and public["bonus"] is True
+    assert turn.private(DEALT) == {103: {**public, "legal_actions": LEGAL}}
+
+
+def test_hole_cards_go_whole_to_their_owner_and_as_a_bare_fact_to_everyone_else():
+    message = HandEventMessage(hand=7, event=HoleCards(seat=3, cards=(0, 1, 2, 3)))
+    assert message.public() == {"hand": 7, "type": "hole_cards", "seat": 3}
+    private = message.private(DEALT)
+    assert list(private) == [103]
+    assert private[103]["cards"] == message.to_dict()["cards"]
+
+
+def test_a_public_hand_event_has_no_private_forms():
+    message = HandEventMessage(hand=7, event=Posted(seat=1, kind="ante", amount=25, all_in=False))
+    assert message.private(DEALT) == {}
+    assert message.public() == {"hand": 7, **message.event.to_dict()}
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        AdvanceNote(advance=None),
+        BlindOptionsNote(blind_options={"straddle": {"open": True}}),
+        BlindRequestsNote(blind_requests=[{"kind": "straddle", "posted": True}]),
+    ],
+    ids=lambda n: n.key,
+)
+def test_a_note_is_one_key_of_the_players_own_form(note):
+    assert list(note.fields()) == [note.key]
