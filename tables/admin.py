@@ -1,4 +1,4 @@
-"""Django admin for stake levels, tables and (read-only) hands.
+"""Django admin for stake levels, tables, (read-only) hands and the tables' chat.
 
 A hand in progress shows none of its secrets (state, deck, salt, hole cards) to anyone,
 superusers included, until it is finished (see HandAdmin).
@@ -19,6 +19,7 @@ from tables.engine.errors import ConfigError
 from tables.engine.events import EVENT_TYPES, Event
 from tables.engine.state import HandState
 from tables.models import (
+    ChatMessage,
     Hand,
     HandEvent,
     HandPlayer,
@@ -232,4 +233,24 @@ class HandAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(ChatMessage)
+class ChatMessageAdmin(admin.ModelAdmin):
+    """Every line written at every table, for staff; nobody edits or deletes one."""
+
+    list_display = ("created_at", "table", "seat", "author", "text")
+    list_filter = ("table",)
+    search_fields = ("author__username", "text", "table__name")
+    date_hierarchy = "created_at"
+    readonly_fields = ("table", "author", "seat", "text", "created_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

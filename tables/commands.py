@@ -6,7 +6,8 @@ build their serializers from the same classes (tables/api/seating.py), the bots 
 `to_wire()` of them, and docs/protocol.md lists them (a test checks the doc against
 `COMMANDS`). A command's fields are its dataclass fields: a field without a default is
 required; `argument` in a field's metadata names the service argument it fills when that
-differs; `cents` marks an amount of money in cents.
+differs; `cents` marks an amount of money in cents; `max_length` a string's longest
+(else `MAX_TEXT_CHARS`).
 
 On the wire a command is `{"cmd": name, "seq": n, ...fields}`; a field sent as null
 counts as absent, unknown fields are ignored, a field of the wrong JSON type (`true` is
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from accounts.models import User
-from tables.services import advance, blind_options, play, seating
+from tables.services import advance, blind_options, chat, play, seating
 
 # Longest string field (`action`, `key`); the ledger keeps keys of up to 200 characters
 # and namespaces the client's one.
@@ -181,9 +182,41 @@ class Overblind(Command):
     on: bool = argument("wanted")
 
 
+@dataclass(frozen=True)
+class Chat(Command):
+    """Write a line in the table's chat (seated players)."""
+
+    name: ClassVar[str] = "chat"
+    service = staticmethod(chat.chat_send)
+    text: str = field(metadata={"max_length": chat.CHAT_MAX_CHARS})
+
+
+@dataclass(frozen=True)
+class Mute(Command):
+    """Stop (`on`) or start again reading a player's chat."""
+
+    name: ClassVar[str] = "mute"
+    service = staticmethod(chat.chat_mute_set)
+    player: str
+    on: bool = argument("muted")
+
+
 COMMANDS: dict[str, type[Command]] = {
     cls.name: cls
-    for cls in (Snapshot, Sit, TopUp, Act, SitOut, SitIn, Leave, Advance, Straddle, Overblind)
+    for cls in (
+        Snapshot,
+        Sit,
+        TopUp,
+        Act,
+        SitOut,
+        SitIn,
+        Leave,
+        Advance,
+        Straddle,
+        Overblind,
+        Chat,
+        Mute,
+    )
 }
 
 
@@ -212,16 +245,18 @@ def command_parse(content: dict[str, Any]) -> Command:
     for f in fields:
         value = content.get(f.name)
         if value is not None:
-            _field_check(f.name, value, field_type(cls, f))
+            _field_check(f, value, field_type(cls, f))
             values[f.name] = value
     return cls(**values)
 
 
-def _field_check(name: str, value: Any, kind: type) -> None:
+def _field_check(f: dataclasses.Field[Any], value: Any, kind: type) -> None:
     """A command field of the right JSON type, and within what the room can store."""
+    name = f.name
     if type(value) is not kind:
         raise CommandError("malformed", f'"{name}" must be a {kind.__name__}.')
     if kind is int and not -MAX_INT <= value <= MAX_INT:
         raise CommandError("malformed", f'"{name}" is out of range.')
-    if kind is str and len(value) > MAX_TEXT_CHARS:
-        raise CommandError("malformed", f'"{name}" is at most {MAX_TEXT_CHARS} characters.')
+    longest = f.metadata.get("max_length", MAX_TEXT_CHARS)
+    if kind is str and len(value) > longest:
+        raise CommandError("malformed", f'"{name}" is at most {longest} characters.')

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from tables.engine.events import Event, event_from_dict
@@ -150,8 +150,48 @@ class BlindOptionAsked(TableEvent):
     wanted: bool
 
 
+# Marks a field that says who receives a message, never sent itself.
+AUDIENCE = {"audience": True}
+
+
+@dataclass(frozen=True)
+class ChatSent(TableEvent):
+    """A line of chat. Everyone reads it, or only `readers` (the players seated, when the
+    table keeps its chat from spectators: everyone else learns only that a line was
+    written); a viewer in `muted_by` (they muted its author) learns only who wrote."""
+
+    type: ClassVar[str] = "chat"
+    id: int
+    seat: int
+    player: str
+    text: str
+    at: str
+    readers: list[int] | None = field(default=None, metadata=AUDIENCE)
+    muted_by: list[int] = field(default_factory=list, metadata=AUDIENCE)
+
+    def _content(self) -> Body:
+        return {k: v for k, v in self.to_dict().items() if k not in ("readers", "muted_by")}
+
+    def public(self) -> Body:
+        if self.readers is None:
+            return self._content()
+        return {"type": self.type, "id": self.id, "hidden": True}
+
+    def private(self, users_by_seat: Mapping[int, int]) -> dict[int, Body]:
+        content = self._content()
+        forms = {uid: content for uid in self.readers or ()}
+        muted = {"type": self.type, "id": self.id, "seat": self.seat, "player": self.player}
+        forms.update({uid: {**muted, "muted": True} for uid in self.muted_by})
+        return forms
+
+    def form_for(self, user_id: int | None) -> Body:
+        """What this viewer (None: an anonymous spectator) reads of the line."""
+        return self.private({}).get(user_id, self.public()) if user_id else self.public()
+
+
 MESSAGE_TYPES: dict[str, type[TableEvent]] = {
-    cls.type: cls for cls in (Turn, SeatsChanged, SeatLeft, TableStatusChanged, BlindOptionAsked)
+    cls.type: cls
+    for cls in (Turn, SeatsChanged, SeatLeft, TableStatusChanged, BlindOptionAsked, ChatSent)
 }
 
 

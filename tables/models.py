@@ -162,6 +162,10 @@ class Table(models.Model):
     time_bank_seconds = models.PositiveIntegerField(default=20)
     reconnect_bonus_seconds = models.PositiveIntegerField(default=20)
     pause_between_hands_ms = models.PositiveIntegerField(default=3000)
+    chat_for_spectators = models.BooleanField(
+        default=True,
+        help_text="Spectators read the table's chat. Off: only the players seated read it.",
+    )
     # Version of the table's event stream (STYLE §7): every broadcast event gets the next one.
     event_seq = models.BigIntegerField(default=0)
     # Seat of the last hand's button: the next hand's moves clockwise from it.
@@ -380,3 +384,40 @@ class HandPlayer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hand} seat {self.seat}: {self.screen_name}"
+
+
+class ChatMessage(models.Model):
+    """A line of a table's chat, kept for staff (the admin lists them) and for the
+    snapshot's recent lines."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="chat_messages")
+    author = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+")
+    # The author's seat when they wrote it (they may have left since).
+    seat = models.PositiveSmallIntegerField()
+    text = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["table", "created_at"]),
+            models.Index(fields=["author", "table", "created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.author} at {self.table}: {self.text[:40]}"
+
+
+class ChatMute(models.Model):
+    """`muter` no longer reads `muted`'s chat, at any table."""
+
+    muter = models.ForeignKey("accounts.User", on_delete=models.CASCADE, related_name="+")
+    muted = models.ForeignKey("accounts.User", on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["muter", "muted"], name="chat_mute_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.muter} mutes {self.muted}"

@@ -7,7 +7,21 @@ from django.utils import timezone
 
 from accounts.models import User
 from tables.engine.state import HandState
-from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, StakeLevel, Table
+from tables.messages import ChatSent
+from tables.models import (
+    ChatMessage,
+    ChatMute,
+    Departure,
+    Hand,
+    HandPlayer,
+    HandStatus,
+    Seat,
+    StakeLevel,
+    Table,
+)
+
+# Lines of chat a snapshot carries.
+CHAT_RECENT = 30
 
 
 def hand_in_progress(*, table: Table) -> Hand | None:
@@ -143,6 +157,9 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
         "hand": hand_view,
         # What this viewer may bring if they sit down (the no-ratholing rule included).
         "buy_in": buy_in,
+        "chat": chat_recent(table=table, seats=seats, user=user),
+        # The players this viewer muted (their chat reaches them as "muted" only).
+        "muted": chat_muted(user=user),
     }
 
 
@@ -157,3 +174,41 @@ def _blind_options(*, table: Table, seats: list[Seat], seat: Seat) -> dict[str, 
     in_hand = hand_in_progress(table=table) is not None
     outlook = next_hand_outlook(table=table, seats=seats, in_hand=in_hand)
     return blind_options_of(stake=table.stake_level, seat=seat, outlook=outlook)
+
+
+def chat_sent(message: ChatMessage, *, readers: list[int] | None, muted_by: list[int]) -> ChatSent:
+    """The `chat` message of a stored line (who may read it: see ChatSent)."""
+    return ChatSent(
+        id=message.id,
+        seat=message.seat,
+        player=message.author.username,
+        text=message.text,
+        at=message.created_at.isoformat(),
+        readers=readers,
+        muted_by=muted_by,
+    )
+
+
+def chat_muted(*, user: User | None) -> list[str]:
+    if user is None or not user.is_authenticated:
+        return []
+    mutes = ChatMute.objects.filter(muter=user).select_related("muted")
+    return sorted(m.muted.username for m in mutes)
+
+
+def chat_recent(*, table: Table, seats: list[Seat], user: User | None) -> list[dict[str, Any]]:
+    """The table's last lines of chat as this viewer may read them, oldest first. When
+    the chat is kept from spectators, the players seated now read them."""
+    viewer = user.id if user is not None and user.is_authenticated else None
+    lines = ChatMessage.objects.filter(table=table).select_related("author").order_by("-id")
+    recent = list(lines[:CHAT_RECENT])[::-1]
+    if not recent:
+        return []
+    readers = None if table.chat_for_spectators else [s.player_id for s in seats]
+    muted = set(ChatMute.objects.filter(muter_id=viewer).values_list("muted_id", flat=True))
+    return [
+        chat_sent(
+            line, readers=readers, muted_by=[viewer] if line.author_id in muted else []
+        ).form_for(viewer)
+        for line in recent
+    ]

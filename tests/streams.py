@@ -34,7 +34,7 @@ from tables.engine.state import HandState
 from tables.events import TableMessage
 from tables.models import Hand, HandStatus, Table, TableStatus
 from tables.selectors import table_snapshot
-from tables.services import admin, advance, blind_options, play, seating
+from tables.services import admin, advance, blind_options, chat, play, seating
 from tables.tasks import hand_start_due
 from tests.factories import StakeLevelFactory, TableFactory, UserFactory
 
@@ -254,7 +254,7 @@ def scenario_a_whole_hand(recorder: Recorder) -> Scenario:
 
 def scenario_straddle_and_reconnect(recorder: Recorder) -> Scenario:
     """A straddle asked for and posted, the actor's connection dropped and back (the
-    reconnect bonus), a player leaving between hands."""
+    reconnect bonus), a line of chat, a player leaving between hands."""
     s = Scenario("straddle and reconnect", recorder, allow_straddle=True)
     players = [s.player() for _ in range(4)]
     for number, user in enumerate(players, start=1):
@@ -276,6 +276,7 @@ def scenario_straddle_and_reconnect(recorder: Recorder) -> Scenario:
     s.call("reconnected", play.seat_reconnected, user=actor)
     s.act("fold")
     s.act_to_the_end()
+    s.call("chat", chat.chat_send, user=players[0], text="nice hand")
     s.call("leave between hands", seating.seat_leave, user=players[-1])
     return s
 

@@ -12,6 +12,7 @@ from tables.messages import (
     BlindOptionAsked,
     BlindOptionsNote,
     BlindRequestsNote,
+    ChatSent,
     HandEventMessage,
     SeatLeft,
     SeatsChanged,
@@ -39,6 +40,10 @@ SAMPLES = [
         hand=7, event=Acted(seat=3, action="call", amount=200, street_total=200, all_in=False)
     ),
     HandEventMessage(hand=7, event=HoleCards(seat=3, cards=(0, 1, 2, 3))),
+    ChatSent(id=4, seat=1, player="ann", text="gl", at="2026-12-01T18:00:00+00:00"),
+    ChatSent(
+        id=5, seat=1, player="ann", text="gl", at="2026-12-01T18:00:00+00:00", readers=[101, 103]
+    ),
 ]
 # Seat -> user id of the players dealt in.
 DEALT = {1: 101, 3: 103, 5: 105}
@@ -88,3 +93,23 @@ def test_a_public_hand_event_has_no_private_forms():
 )
 def test_a_note_is_one_key_of_the_players_own_form(note):
     assert list(note.fields()) == [note.key]
+
+
+LINE = {"id": 4, "seat": 1, "player": "ann", "text": "gl", "at": "2026-12-01T18:00:00+00:00"}
+
+
+def test_a_chat_line_is_public_and_reaches_a_muter_as_muted_only():
+    line = ChatSent(**LINE, muted_by=[105])
+    assert line.public() == {"type": "chat", **LINE}
+    muted = {"type": "chat", "id": 4, "seat": 1, "player": "ann", "muted": True}
+    assert line.private(DEALT) == {105: muted}
+    assert line.form_for(105) == muted and line.form_for(None) == line.public()
+
+
+def test_a_chat_line_kept_from_spectators_reaches_its_readers_only():
+    line = ChatSent(**LINE, readers=[101, 103], muted_by=[103])
+    assert line.public() == {"type": "chat", "id": 4, "hidden": True}
+    private = line.private(DEALT)
+    assert private[101] == {"type": "chat", **LINE}
+    assert private[103]["muted"] is True and "text" not in private[103]
+    assert 105 not in private

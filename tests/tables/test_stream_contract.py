@@ -36,6 +36,7 @@ def every_service_is_in_a_scenario(steps: list[Step]) -> None:
         "straddle",
         "disconnected",
         "reconnected",
+        "chat",
     } <= names
 
 

@@ -1,0 +1,150 @@
+"""Table chat over the table's WebSocket (tables/services/chat.py): who writes, who reads,
+the length and rate limits, muting, the admin keeping it from spectators, the snapshot's
+recent lines and the admin's list. Real Redis channel layer and PostgreSQL."""
+
+from datetime import timedelta
+
+import pytest
+from channels.db import database_sync_to_async as sync_to_async
+from django.utils import timezone
+
+from tables.models import ChatMessage, Table
+from tables.services.chat import CHAT_BURST, CHAT_MAX_CHARS
+from tests.factories import StakeLevelFactory, TableFactory
+from tests.tables.conftest import funded_player, seat_players
+from tests.tables.test_consumers import connect_as
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def table(transactional_db):
+    # No deals: the chat is the subject (the hour-long pause keeps a worker from dealing).
+    table = TableFactory(stake_level=StakeLevelFactory(), seats=6)
+    Table.objects.filter(pk=table.pk).update(next_hand_at=timezone.now() + timedelta(hours=1))
+    return table
+
+
+async def chat_lines(client) -> list[dict]:
+    await client.drain()
+    return [m for m in client.messages if m.get("type") == "chat"]
+
+
+async def test_a_line_reaches_every_viewer_and_the_spectators(table):
+    ann, bob = await sync_to_async(seat_players)(table, 2)
+    carol = await sync_to_async(funded_player)()
+    a, b, spectator = (
+        connect_as(ann, table.id),
+        connect_as(bob, table.id),
+        connect_as(None, table.id),
+    )
+    watcher = connect_as(carol, table.id)
+    for client in (a, b, spectator, watcher):
+        await client.connect()
+    assert (await a.send("chat", text="  good luck all  "))["type"] == "ack"
+    for client in (a, b, spectator, watcher):
+        (line,) = await chat_lines(client)
+        assert line["text"] == "good luck all" and line["player"] == ann.username
+        assert line["seat"] == 1
+    # A spectator and a logged-in watcher read but do not write.
+    assert (await watcher.send("chat", text="hi"))["code"] == "not_seated"
+    assert (await spectator.send("chat", text="hi"))["code"] == "login_required"
+    stored = await sync_to_async(list)(ChatMessage.objects.values_list("text", flat=True))
+    assert stored == ["good luck all"]
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("   ", "chat_empty"),
+        ("x" * (CHAT_MAX_CHARS + 1), "malformed"),
+        ("bad\u202eline", "chat_unprintable"),
+        ("nul\x00", "chat_unprintable"),
+        (7, "malformed"),
+    ],
+    ids=["empty", "too long", "bidi override", "control", "not text"],
+)
+async def test_a_bad_line_is_refused_with_its_reason_and_stored_nowhere(table, text, code):
+    (ann,) = await sync_to_async(seat_players)(table, 1)
+    a = connect_as(ann, table.id)
+    await a.connect()
+    answer = await a.send("chat", text=text)
+    assert answer["type"] == "error" and answer["code"] == code, answer
+    assert not await chat_lines(a)
+    assert not await sync_to_async(ChatMessage.objects.exists)()
+
+
+async def test_a_line_of_exactly_the_longest_length_is_taken(table):
+    (ann,) = await sync_to_async(seat_players)(table, 1)
+    a = connect_as(ann, table.id)
+    await a.connect()
+    assert (await a.send("chat", text="y" * CHAT_MAX_CHARS))["type"] == "ack"
+
+
+async def test_the_rate_limit_counts_lines_over_every_connection(table):
+    (ann,) = await sync_to_async(seat_players)(table, 1)
+    first, second = connect_as(ann, table.id), connect_as(ann, table.id)
+    await first.connect()
+    await second.connect()
+    for n in range(CHAT_BURST):
+        client = first if n % 2 else second
+        assert (await client.send("chat", text=f"line {n}"))["type"] == "ack"
+    refused = await first.send("chat", text="one too many")
+    assert refused["code"] == "chat_rate_limited", refused
+    assert (await second.send("chat", text="and here"))["code"] == "chat_rate_limited"
+    assert await sync_to_async(ChatMessage.objects.count)() == CHAT_BURST
+
+
+async def test_a_muted_player_reaches_the_muter_as_muted_only(table):
+    ann, bob, cat = await sync_to_async(seat_players)(table, 3)
+    a, b, c = connect_as(ann, table.id), connect_as(bob, table.id), connect_as(cat, table.id)
+    for client in (a, b, c):
+        await client.connect()
+    assert (await b.send("mute", player=ann.username.upper(), on=True))["type"] == "ack"
+    assert (await a.send("chat", text="you are all fish"))["type"] == "ack"
+    (to_bob,) = await chat_lines(b)
+    assert to_bob.get("muted") is True and "text" not in to_bob
+    assert (await chat_lines(c))[0]["text"] == "you are all fish"
+    # The mute is nobody else's business: ann's own copy says nothing of it.
+    assert "muted" not in (await chat_lines(a))[0]
+    # Bob's next snapshot lists the mute and hides the line; unmuting shows what comes next.
+    again = connect_as(bob, table.id)
+    snapshot = await again.connect()
+    assert snapshot["muted"] == [ann.username]
+    assert snapshot["chat"][0].get("muted") is True and "text" not in snapshot["chat"][0]
+    assert (await b.send("mute", player=ann.username, on=False))["type"] == "ack"
+    assert (await a.send("chat", text="sorry"))["type"] == "ack"
+    assert (await chat_lines(b))[-1]["text"] == "sorry"
+    assert (await b.send("mute", player=bob.username, on=True))["code"] == "no_such_player"
+    assert (await b.send("mute", player="nobody-here", on=True))["code"] == "no_such_player"
+
+
+async def test_a_table_that_keeps_its_chat_from_spectators(table):
+    await sync_to_async(Table.objects.filter(pk=table.pk).update)(chat_for_spectators=False)
+    ann, bob = await sync_to_async(seat_players)(table, 2)
+    a, b, spectator = (
+        connect_as(ann, table.id),
+        connect_as(bob, table.id),
+        connect_as(None, table.id),
+    )
+    for client in (a, b, spectator):
+        await client.connect()
+    assert (await a.send("chat", text="players only"))["type"] == "ack"
+    assert (await chat_lines(b))[0]["text"] == "players only"
+    (hidden,) = await chat_lines(spectator)
+    assert hidden == {"v": hidden["v"], "type": "chat", "id": hidden["id"], "hidden": True}
+    # The stream stays whole for the spectator: the hidden line has its version.
+    assert (await spectator.send("snapshot"))["type"] == "ack"
+    fresh = next(m for m in reversed(spectator.messages) if m.get("type") == "snapshot")
+    assert fresh["chat"] == [{"type": "chat", "id": hidden["id"], "hidden": True}]
+
+
+async def test_the_snapshot_carries_the_recent_lines_as_the_viewer_may_read_them(table):
+    ann, bob = await sync_to_async(seat_players)(table, 2)
+    a = connect_as(ann, table.id)
+    await a.connect()
+    for text in ("one", "two"):
+        assert (await a.send("chat", text=text))["type"] == "ack"
+    snapshot = await connect_as(bob, table.id).connect()
+    assert [line["text"] for line in snapshot["chat"]] == ["one", "two"]
+    assert snapshot["muted"] == []
