@@ -191,8 +191,21 @@ class HandPlayerInline(_ReadOnlyInline):
     fields = readonly_fields
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """A record nobody adds, edits or deletes in the admin (hands, chat)."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
 @admin.register(Hand)
-class HandAdmin(admin.ModelAdmin):
+class HandAdmin(ReadOnlyAdmin):
     """Hands, read-only. A hand in progress shows none of its secrets (RULES §9): not
     its engine state (every hole card and the deck), not its salt, no hole-card event;
     a spectator's view of the table stands in for the state. Once the hand is finished
@@ -226,18 +239,9 @@ class HandAdmin(admin.ModelAdmin):
     def public_view(self, obj: Hand) -> str:
         return json.dumps(HandState.from_dict(obj.state).view(None), indent=1, sort_keys=True)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
 
 @admin.register(ChatMessage)
-class ChatMessageAdmin(admin.ModelAdmin):
+class ChatMessageAdmin(ReadOnlyAdmin):
     """Every line written at every table, for staff; nobody edits or deletes one."""
 
     list_display = ("created_at", "table", "seat", "author", "text")
@@ -245,12 +249,3 @@ class ChatMessageAdmin(admin.ModelAdmin):
     search_fields = ("author__username", "text", "table__name")
     date_hierarchy = "created_at"
     readonly_fields = ("table", "author", "seat", "text", "created_at")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
