@@ -9,7 +9,7 @@ from channels.db import database_sync_to_async as sync_to_async
 from django.utils import timezone
 
 from tables.models import ChatMessage, Table
-from tables.services.chat import CHAT_BURST, CHAT_MAX_CHARS
+from tables.services.chat import CHAT_BURST, CHAT_MAX_CHARS, chat_send
 from tests.factories import StakeLevelFactory, TableFactory
 from tests.tables.conftest import funded_player, seat_players
 from tests.tables.test_consumers import connect_as
@@ -148,3 +148,16 @@ async def test_the_snapshot_carries_the_recent_lines_as_the_viewer_may_read_them
     snapshot = await connect_as(bob, table.id).connect()
     assert [line["text"] for line in snapshot["chat"]] == ["one", "two"]
     assert snapshot["muted"] == []
+
+
+def test_staff_read_every_line_in_the_admin_and_nobody_edits_one(table, admin_client):
+    (ann,) = seat_players(table, 1)
+    chat_send(table_id=table.id, user=ann, text="staff can read this")
+    page = admin_client.get("/admin/tables/chatmessage/")
+    assert page.status_code == 200
+    assert "staff can read this" in page.content.decode()
+    line = ChatMessage.objects.get()
+    assert admin_client.get("/admin/tables/chatmessage/add/").status_code == 403
+    delete = admin_client.post(f"/admin/tables/chatmessage/{line.pk}/delete/", {"post": "yes"})
+    assert delete.status_code == 403
+    assert ChatMessage.objects.filter(pk=line.pk).exists()
