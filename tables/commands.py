@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from accounts.models import User
-from tables.services import advance, blind_options, chat, play, seating
+from tables.services import advance, blind_options, chat, play, seating, top_up
 
 # Longest string field (`action`, `key`); the ledger keeps keys of up to 200 characters
 # and namespaces the client's one.
@@ -201,6 +201,25 @@ class Mute(Command):
     on: bool = argument("muted")
 
 
+@dataclass(frozen=True)
+class PostBigBlind(Command):
+    """While waiting: post a big blind to come in next hand (`on`), or wait for it."""
+
+    name: ClassVar[str] = "post_big_blind"
+    service = staticmethod(seating.seat_post_big_blind_set)
+    on: bool = argument("post")
+
+
+@dataclass(frozen=True)
+class AutoTopUpSet(Command):
+    """The auto top-up order: `off`, `max`, or `below` with `big_blinds`."""
+
+    name: ClassVar[str] = "auto_top_up"
+    service = staticmethod(top_up.auto_top_up_set)
+    mode: str
+    big_blinds: int | None = None
+
+
 COMMANDS: dict[str, type[Command]] = {
     cls.name: cls
     for cls in (
@@ -216,6 +235,8 @@ COMMANDS: dict[str, type[Command]] = {
         Overblind,
         Chat,
         Mute,
+        PostBigBlind,
+        AutoTopUpSet,
     )
 }
 

@@ -237,6 +237,14 @@ class BlindRequestsNote(Note):
     blind_requests: list[Body]
 
 
+@dataclass(frozen=True)
+class AutoTopUpNote(Note):
+    """Their auto top-up just ran: `added` of the `due` (less when the wallet was short)."""
+
+    key: ClassVar[str] = "auto_top_up"
+    auto_top_up: Body
+
+
 NOTE_KEYS: tuple[str, ...] = tuple(
-    cls.key for cls in (AdvanceNote, BlindOptionsNote, BlindRequestsNote)
+    cls.key for cls in (AdvanceNote, BlindOptionsNote, BlindRequestsNote, AutoTopUpNote)
 )

@@ -421,3 +421,23 @@ class ChatMute(models.Model):
 
     def __str__(self) -> str:
         return f"{self.muter} mutes {self.muted}"
+
+
+class AutoTopUp(models.TextChoices):
+    OFF = "off", "Off"
+    MAX = "max", "Back to the maximum buy-in after every hand"
+    BELOW = "below", "Back to the maximum when below a number of big blinds"
+
+
+class PlayerSettings(models.Model):
+    """A player's table settings, the same at every table they sit at."""
+
+    user = models.OneToOneField(
+        "accounts.User", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    auto_top_up = models.CharField(max_length=5, choices=AutoTopUp.choices, default=AutoTopUp.OFF)
+    # For `below`: top up when the stack is under this many big blinds.
+    auto_top_up_below = models.PositiveSmallIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.user}: auto top-up {self.auto_top_up}"

@@ -9,12 +9,14 @@ from accounts.models import User
 from tables.engine.state import HandState
 from tables.messages import ChatSent
 from tables.models import (
+    AutoTopUp,
     ChatMessage,
     ChatMute,
     Departure,
     Hand,
     HandPlayer,
     HandStatus,
+    PlayerSettings,
     Seat,
     StakeLevel,
     Table,
@@ -151,6 +153,7 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
             "stack": mine.stack,
             "leaving": mine.leave_after_hand,
             "sitting_out_next": mine.sit_out_after_hand,
+            "post_big_blind": mine.post_big_blind,
             "advance": mine.advance,
             "blind_options": _blind_options(table=table, seats=seats, seat=mine),
         },
@@ -160,6 +163,7 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
         "chat": chat_recent(table=table, seats=seats, user=user),
         # The players this viewer muted (their chat reaches them as "muted" only).
         "muted": chat_muted(user=user),
+        "auto_top_up": auto_top_up_of(user=user),
     }
 
 
@@ -212,3 +216,14 @@ def chat_recent(*, table: Table, seats: list[Seat], user: User | None) -> list[d
         ).form_for(viewer)
         for line in recent
     ]
+
+
+def auto_top_up_of(*, user: User | None) -> dict[str, Any] | None:
+    """The viewer's auto top-up order (None for an anonymous spectator)."""
+    if user is None or not user.is_authenticated:
+        return None
+    settings = PlayerSettings.objects.filter(user=user).first()
+    if settings is None:
+        return {"mode": AutoTopUp.OFF, "big_blinds": None}
+    below = settings.auto_top_up_below if settings.auto_top_up == AutoTopUp.BELOW else None
+    return {"mode": settings.auto_top_up, "big_blinds": below}

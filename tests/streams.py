@@ -34,7 +34,7 @@ from tables.engine.state import HandState
 from tables.events import TableMessage
 from tables.models import Hand, HandStatus, Table, TableStatus
 from tables.selectors import table_snapshot
-from tables.services import admin, advance, blind_options, chat, play, seating
+from tables.services import admin, advance, blind_options, chat, play, seating, top_up
 from tables.tasks import hand_start_due
 from tests.factories import StakeLevelFactory, TableFactory, UserFactory
 
@@ -221,8 +221,8 @@ def _seat_of(table: Table, user: User) -> int | None:
 
 def scenario_a_whole_hand(recorder: Recorder) -> Scenario:
     """Three sit down, a hand is dealt and played out with a raise, a fold, a timeout, an
-    advance action, a sit-out and a leave asked mid-hand; then a top-up and a rebuy of
-    the seat, the table paused and opened."""
+    advance action, a sit-out and a leave asked mid-hand; then an auto top-up order, a
+    top-up, a second hand, the table paused and opened."""
     s = Scenario("a whole hand", recorder, game=Game.OMAHA8, structure=Structure.PL)
     ann, bob, cat = s.player(), s.player(), s.player()
     s.sit(ann, 1)
@@ -237,6 +237,7 @@ def scenario_a_whole_hand(recorder: Recorder) -> Scenario:
     s.call("sit_out mid-hand", seating.seat_sit_out, user=cat)
     s.act_to_the_end()
     s.call("sit_in", seating.seat_sit_in, user=cat)
+    s.call("auto_top_up max", top_up.auto_top_up_set, user=bob, mode="max")
     s.call(
         "top_up",
         seating.seat_top_up,

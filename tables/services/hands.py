@@ -28,6 +28,7 @@ from tables.services.blind_options import blind_options_note, blind_requests_ans
 from tables.services.command import TableCommand
 from tables.services.config import stake_config
 from tables.services.dealing import deal_plan, kill_for_next_hand
+from tables.services.top_up import auto_top_up_after_hand
 
 logger = logging.getLogger(__name__)
 
@@ -202,9 +203,12 @@ def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
         cashier.hand_rake_collect(table=table, amount=result.rake, hand_id=hand.id)
         rake_contributions_record(hand=hand, state=state)
     final = dict(zip(state.seats, state.stacks, strict=True))
+    dealt = [s for s in cmd.seats if cmd.dealt.get(s.number) == s.player_id]
+    for seat in dealt:
+        seat.stack = final[seat.number]
+    # Before a busted stack sits its player out: an auto top-up may refill it.
+    topped_up = auto_top_up_after_hand(cmd, dealt)
     for seat in list(cmd.seats):
-        if seat.number in final and cmd.dealt.get(seat.number) == seat.player_id:
-            seat.stack = final[seat.number]
         if seat.leave_after_hand:
             seat_remove(cmd, seat)
             continue
@@ -214,6 +218,8 @@ def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
             seat.sit_out_after_hand = False
         cmd.save_seat(seat, "stack", "status", "sit_out_after_hand", "advance")
     cmd.emit(SeatsChanged(seats=seats_public(cmd.seats)))
+    for user_id, note in topped_up.items():
+        cmd.note(user_id=user_id, note=note)
     blind_options_note(cmd)
     table.next_hand_at = now + timedelta(milliseconds=table.pause_between_hands_ms)
     cmd.save_table("next_hand_at")

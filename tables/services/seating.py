@@ -258,6 +258,22 @@ def seat_sit_in(cmd: TableCommand, *, user: User, post_big_blind: bool = False) 
 
 
 @table_command
+def seat_post_big_blind_set(cmd: TableCommand, *, user: User, post: bool) -> Seat:
+    """While waiting to be dealt in (new, or back from sitting out): post a big blind to
+    be dealt in at the next hand (not from the button or small blind; RULES §4), or go
+    back to waiting for the big blind."""
+    seat = _seat_of(cmd, user)
+    if seat.status != SeatStatus.WAITING:
+        raise TableError(
+            "Only a player waiting to be dealt in posts a big blind to come in.",
+            code="not_waiting",
+        )
+    seat.post_big_blind = post
+    cmd.save_seat(seat, "post_big_blind")
+    return seat
+
+
+@table_command
 def seat_leave(cmd: TableCommand, *, user: User) -> bool:
     """Leave the table; the whole stack goes back to the wallet.
 

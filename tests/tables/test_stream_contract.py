@@ -37,6 +37,7 @@ def every_service_is_in_a_scenario(steps: list[Step]) -> None:
         "disconnected",
         "reconnected",
         "chat",
+        "auto_top_up",
     } <= names
 
 

@@ -1,0 +1,118 @@
+"""Auto top-up: a player's standing order to bring their stack back to the maximum buy-in
+between hands, after every hand (`max`) or whenever it is below N big blinds (`below`).
+
+It is carried out through the cashier like any top-up (RULES §4: between hands, never
+above the maximum): after each hand the player was dealt into, before a busted stack
+would sit them out, and at once when the order is given between hands. The wallet pays
+what it can: with less than the whole top-up in it, the stack gets what there is; with
+nothing, nothing (the player is told which, privately). A top-up the cashier refuses
+(the wallet emptied by a withdrawal in the same instant, say) is skipped and told, and
+never fails the hand's settling.
+"""
+
+import uuid
+
+from django.db import transaction
+
+from accounts.models import User
+from cashier import services as cashier
+from cashier.exceptions import CashierError
+from cashier.selectors import wallet_balance
+from tables.exceptions import TableError
+from tables.messages import AutoTopUpNote, SeatsChanged
+from tables.models import AutoTopUp, PlayerSettings, Seat, StakeLevel
+from tables.selectors import seats_public
+from tables.services.blind_options import blind_options_note
+from tables.services.command import TableCommand, table_command
+
+# The most big blinds `below` can name (far above any maximum buy-in).
+BELOW_MAX = 1000
+
+
+def auto_top_up_settings(*, user: User) -> PlayerSettings:
+    return PlayerSettings.objects.filter(user=user).first() or PlayerSettings(user=user)
+
+
+def auto_top_up_due(*, settings: PlayerSettings, seat: Seat, stake: StakeLevel) -> int:
+    """How much the order asks for now (0: nothing)."""
+    room = stake.buy_in_max - seat.stack
+    if room <= 0 or settings.auto_top_up == AutoTopUp.OFF:
+        return 0
+    if settings.auto_top_up == AutoTopUp.BELOW:
+        return room if seat.stack < settings.auto_top_up_below * stake.big_blind else 0
+    return room
+
+
+def auto_top_up_run(
+    cmd: TableCommand, seat: Seat, *, settings: PlayerSettings
+) -> AutoTopUpNote | None:
+    """Carry the seat's order out now (the seat is not in a hand); returns what to tell
+    its player (None: nothing was due), for the caller to add to the seat list it sends."""
+    due = auto_top_up_due(settings=settings, seat=seat, stake=cmd.table.stake_level)
+    if due == 0:
+        return None
+    amount = min(due, wallet_balance(user=seat.player))
+    added = 0
+    if amount > 0:
+        try:
+            # A savepoint: a refusal must leave the command's transaction usable.
+            with transaction.atomic():
+                cashier.table_top_up(
+                    user=seat.player,
+                    table=cmd.table,
+                    amount=amount,
+                    idempotency_key=f"auto-top-up:seat:{seat.id}:{uuid.uuid4().hex}",
+                )
+            added = amount
+        except CashierError:
+            added = 0
+    if added:
+        seat.stack += added
+        cmd.save_seat(seat, "stack")
+    return AutoTopUpNote(auto_top_up={"added": added, "due": due})
+
+
+def auto_top_up_after_hand(cmd: TableCommand, seats: list[Seat]) -> dict[int, AutoTopUpNote]:
+    """The orders of the players just dealt a hand, carried out as it is settled; user
+    id -> what to tell them."""
+    orders = PlayerSettings.objects.filter(
+        user_id__in=[s.player_id for s in seats], auto_top_up__in=[AutoTopUp.MAX, AutoTopUp.BELOW]
+    )
+    by_user = {settings.user_id: settings for settings in orders}
+    notes = {}
+    for seat in seats:
+        if seat.player_id in by_user and not seat.leave_after_hand:
+            note = auto_top_up_run(cmd, seat, settings=by_user[seat.player_id])
+            if note is not None:
+                notes[seat.player_id] = note
+    return notes
+
+
+@table_command
+def auto_top_up_set(
+    cmd: TableCommand, *, user: User, mode: str, big_blinds: int | None = None
+) -> PlayerSettings:
+    """Give (or with `off`, cancel) the order; carried out at once when between hands."""
+    if mode not in AutoTopUp.values:
+        raise TableError(
+            f"Auto top-up is one of {', '.join(AutoTopUp.values)}, not {mode!r}.",
+            code="malformed",
+        )
+    if mode == AutoTopUp.BELOW and (big_blinds is None or not 1 <= big_blinds <= BELOW_MAX):
+        raise TableError(
+            f"Say below how many big blinds (1 to {BELOW_MAX}) to top up.", code="bad_amount"
+        )
+    settings = auto_top_up_settings(user=user)
+    settings.auto_top_up = mode
+    settings.auto_top_up_below = big_blinds if mode == AutoTopUp.BELOW else 0
+    settings.save()
+    seat = cmd.seat_of(user)
+    if seat is None or cmd.dealt_in(seat) or seat.leave_after_hand:
+        return settings
+    note = auto_top_up_run(cmd, seat, settings=settings)
+    if note is not None:
+        cmd.emit(SeatsChanged(seats=seats_public(cmd.seats)))
+        # The chips behind decide whether a straddle is open to the player.
+        blind_options_note(cmd, only=seat)
+        cmd.note(user_id=seat.player_id, note=note)
+    return settings
