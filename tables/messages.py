@@ -150,6 +150,16 @@ class BlindOptionAsked(TableEvent):
     wanted: bool
 
 
+@dataclass(frozen=True)
+class ShowdownHands(TableEvent):
+    """The five cards of every hand shown down (`hands`: `{seat, high, high_cards, low,
+    low_cards}`), sent once the hand is over, so that the winning ones can be lit up."""
+
+    type: ClassVar[str] = "showdown_hands"
+    hand: int
+    hands: list[Body]
+
+
 # Marks a field that says who receives a message, never sent itself.
 AUDIENCE = {"audience": True}
 
@@ -191,7 +201,15 @@ class ChatSent(TableEvent):
 
 MESSAGE_TYPES: dict[str, type[TableEvent]] = {
     cls.type: cls
-    for cls in (Turn, SeatsChanged, SeatLeft, TableStatusChanged, BlindOptionAsked, ChatSent)
+    for cls in (
+        Turn,
+        SeatsChanged,
+        SeatLeft,
+        TableStatusChanged,
+        BlindOptionAsked,
+        ChatSent,
+        ShowdownHands,
+    )
 }
 
 
@@ -245,6 +263,15 @@ class AutoTopUpNote(Note):
     auto_top_up: Body
 
 
+@dataclass(frozen=True)
+class BestHandNote(Note):
+    """With each board dealt: the best hand they make now (tables/hand_helper.py)."""
+
+    key: ClassVar[str] = "best_hand"
+    best_hand: Body
+
+
 NOTE_KEYS: tuple[str, ...] = tuple(
-    cls.key for cls in (AdvanceNote, BlindOptionsNote, BlindRequestsNote, AutoTopUpNote)
+    cls.key
+    for cls in (AdvanceNote, BlindOptionsNote, BlindRequestsNote, AutoTopUpNote, BestHandNote)
 )

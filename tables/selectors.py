@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from tables.engine.state import HandState
+from tables.hand_helper import best_hand
 from tables.messages import ChatSent
 from tables.models import (
     AutoTopUp,
@@ -132,6 +133,11 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
             and hand_dealt_to(hand=hand, seat=mine.number, user_id=mine.player_id)
         )
         hand_view = state.view(mine.number if in_hand else None)
+        if in_hand:
+            index = state.index_of(mine.number)
+            hand_view["best_hand"] = best_hand(
+                str(state.config.game), state.hole[index], state.board
+            )
         hand_view["id"] = hand.id
         hand_view["number"] = hand.number
         hand_view["turn"] = hand.turn_version

@@ -45,11 +45,19 @@ from kombu.exceptions import OperationalError as BrokerError
 from accounts.models import User
 from cashier.exceptions import CashierError
 from tables.engine.actions import Action
-from tables.engine.events import Event
+from tables.engine.events import DealtBoard, Event
 from tables.engine.state import HandState, apply_in_place
 from tables.events import TableMessage, publish_on_commit
 from tables.exceptions import TableError, TableNotFound
-from tables.messages import Body, HandEventMessage, Note, TableEvent, TableStatusChanged
+from tables.hand_helper import best_hands_after
+from tables.messages import (
+    BestHandNote,
+    Body,
+    HandEventMessage,
+    Note,
+    TableEvent,
+    TableStatusChanged,
+)
 from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
 from tables.selectors import hand_in_progress, hand_players_by_seat, table_seats
 
@@ -189,6 +197,11 @@ class TableCommand:
                 HandEvent(hand=hand, seq=hand.events_logged, type=event.type, data=event.to_dict())
             )
             self.emit(HandEventMessage(hand=hand.id, event=event))
+            if isinstance(event, DealtBoard):
+                # The hand helper: each player still in learns what they hold now.
+                for seat, best in best_hands_after(self.state, event.street).items():
+                    if seat in self.dealt:
+                        self.note(user_id=self.dealt[seat], note=BestHandNote(best_hand=best))
 
     def emit(self, message: TableEvent) -> None:
         """Send `message` to the table, each viewer seeing the form its rule allows."""

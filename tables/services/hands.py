@@ -19,7 +19,8 @@ from cashier.rake import rake_contributions_record
 from tables.engine.actions import Action
 from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
 from tables.engine.state import HandState, start_hand
-from tables.messages import AdvanceNote, SeatLeft, SeatsChanged, Turn
+from tables.hand_helper import shown_hands
+from tables.messages import AdvanceNote, SeatLeft, SeatsChanged, ShowdownHands, Turn
 from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, SeatStatus, TableStatus
 from tables.scheduling import schedule_hand_start, schedule_turn_timeout
 from tables.selectors import seats_public
@@ -217,6 +218,9 @@ def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
             seat.status = SeatStatus.SITTING_OUT
             seat.sit_out_after_hand = False
         cmd.save_seat(seat, "stack", "status", "sit_out_after_hand", "advance")
+    hands = shown_hands(state)
+    if hands:
+        cmd.emit(ShowdownHands(hand=hand.id, hands=hands))
     cmd.emit(SeatsChanged(seats=seats_public(cmd.seats)))
     for user_id, note in topped_up.items():
         cmd.note(user_id=user_id, note=note)

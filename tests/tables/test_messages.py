@@ -16,6 +16,7 @@ from tables.messages import (
     HandEventMessage,
     SeatLeft,
     SeatsChanged,
+    ShowdownHands,
     TableStatusChanged,
     Turn,
     message_from_dict,
@@ -40,6 +41,10 @@ SAMPLES = [
         hand=7, event=Acted(seat=3, action="call", amount=200, street_total=200, all_in=False)
     ),
     HandEventMessage(hand=7, event=HoleCards(seat=3, cards=(0, 1, 2, 3))),
+    ShowdownHands(
+        hand=7,
+        hands=[{"seat": 1, "high": "a pair of Aces", "high_cards": ["As"], "low": None}],
+    ),
     ChatSent(id=4, seat=1, player="ann", text="gl", at="2026-12-01T18:00:00+00:00"),
     ChatSent(
         id=5, seat=1, player="ann", text="gl", at="2026-12-01T18:00:00+00:00", readers=[101, 103]

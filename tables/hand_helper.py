@@ -1,0 +1,71 @@
+"""The hand helper: what a player holds, named as the board changes, and the five cards
+of each hand shown down.
+
+`best_hand(game, hole, board)` names the best high hand (and, in Omaha hi-lo, the best
+qualifying low) a player makes with the board so far, with its five cards. The table
+sends each player theirs privately whenever board cards are dealt (`BestHandNote`, see
+`TableCommand.hand_events`) and in their snapshot; at a showdown everyone gets the five
+cards of every hand shown (`ShowdownHands`), so the page can light up the winning ones.
+Nothing here is new poker: the engine's evaluator decides, this only asks it.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from tables.engine.cards import card_str
+from tables.engine.evaluator import (
+    best_high_cards,
+    best_low_cards,
+    describe_high,
+    describe_low,
+    high_value,
+    low_value,
+)
+from tables.engine.rounds import PlayerStatus
+from tables.engine.state import HandState
+
+# The board a street leaves behind: a hand is named from the flop on.
+BOARD_AFTER = {"flop": 3, "turn": 4, "river": 5}
+
+
+def best_hand(game: str, hole: Sequence[int], board: Sequence[int]) -> dict[str, Any] | None:
+    """The best high (and low) hand of `hole` with `board` (None before the flop)."""
+    if len(board) < 3:
+        return None
+    out: dict[str, Any] = {
+        "high": describe_high(high_value(game, hole, board)),
+        "high_cards": [card_str(c) for c in best_high_cards(game, hole, board)],
+        "low": None,
+        "low_cards": None,
+    }
+    if game == "omaha8":
+        low = low_value(hole, board)
+        cards = best_low_cards(hole, board)
+        if low is not None and cards is not None:
+            out["low"] = describe_low(low)
+            out["low_cards"] = [card_str(c) for c in cards]
+    return out
+
+
+def best_hands_after(state: HandState, street: str) -> dict[int, dict[str, Any]]:
+    """Seat -> the best hand of each player still in, with the board as of `street`."""
+    board = state.board[: BOARD_AFTER[street]]
+    game = str(state.config.game)
+    out = {}
+    for index, seat in enumerate(state.seats):
+        if state.status[index] in (PlayerStatus.IN, PlayerStatus.ALL_IN, PlayerStatus.PROTECTED):
+            hand = best_hand(game, state.hole[index], board)
+            if hand is not None:
+                out[seat] = hand
+    return out
+
+
+def shown_hands(state: HandState) -> list[dict[str, Any]]:
+    """The five cards of every hand shown at the end of a hand (empty when none was)."""
+    game = str(state.config.game)
+    return [
+        {"seat": seat, **best}
+        for index, seat in enumerate(state.seats)
+        if state.shown[index]
+        and (best := best_hand(game, state.hole[index], state.board)) is not None
+    ]
