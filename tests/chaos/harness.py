@@ -36,7 +36,7 @@ from cashier.models import AccountKind, LedgerAccount
 from cashier.services import deposit_create
 from tables.engine.cards import card_str
 from tables.engine.state import HandState
-from tables.models import Hand, HandPlayer, HandStatus, Seat, Table, TableStatus
+from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table, TableStatus
 from tests.api.play import stake_for
 from tests.chaos.recording import RECORDED
 from tests.factories import TableFactory, UserFactory
@@ -237,7 +237,19 @@ def cards_in(body: Any) -> set[str]:
 
 def secrecy_check_message(*, viewer_id: int | None, body: dict[str, Any], hand: Hand) -> None:
     """No card of another player's hand in a message for this viewer, except a `shown`
-    event (a showdown turns that seat's cards face up) for that very seat."""
+    event (a showdown turns that seat's cards face up) for that very seat, and that
+    seat's entry of `showdown_hands` once it was shown."""
+    if body.get("type") == "showdown_hands":
+        shown = {
+            data["seat"]
+            for data in HandEvent.objects.filter(hand=hand, type="shown").values_list(
+                "data", flat=True
+            )
+        }
+        for entry in body["hands"]:
+            assert entry["seat"] in shown, f"seat {entry['seat']} was never shown: {body}"
+            secrecy_check_message(viewer_id=viewer_id, body={"type": "shown", **entry}, hand=hand)
+        return
     dealt = dict(HandPlayer.objects.filter(hand=hand).values_list("seat", "user_id"))
     for seat, cards in hole_cards(hand).items():
         if viewer_id is not None and dealt.get(seat) == viewer_id:
