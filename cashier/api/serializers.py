@@ -76,7 +76,9 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
     account = serializers.IntegerField(source="account_id")
     account_kind = serializers.CharField(source="account.kind")
     owner = serializers.CharField(source="account.user.username", default=None, allow_null=True)
-    table = serializers.IntegerField(source="account.table_id", allow_null=True)
+    reference = serializers.CharField(
+        source="account.reference", help_text="A table account's table (empty for others)."
+    )
 
     class Meta:
         model = LedgerEntry
@@ -90,7 +92,7 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
             "account",
             "account_kind",
             "owner",
-            "table",
+            "reference",
             "amount",
         ]
 
@@ -112,40 +114,3 @@ class LedgerFilterSerializer(serializers.Serializer):
     )
     since = serializers.DateTimeField(required=False, help_text="Inclusive; ISO 8601.")
     until = serializers.DateTimeField(required=False, help_text="Exclusive; ISO 8601.")
-
-
-class RakeReportQuerySerializer(serializers.Serializer):
-    date = serializers.DateField(help_text="The UTC day, YYYY-MM-DD.")
-
-
-class RakeTotalsSerializer(serializers.Serializer):
-    hands = serializers.IntegerField()
-    raked_hands = serializers.IntegerField()
-    rake = serializers.IntegerField(help_text="Cents.")
-    average_rake = serializers.IntegerField(help_text="Cents per hand, rounded down.")
-
-
-class RakeStakeLevelSerializer(RakeTotalsSerializer):
-    stake_level_id = serializers.IntegerField()
-    stake_level = serializers.CharField()
-
-
-class RakeTableSerializer(RakeTotalsSerializer):
-    table_id = serializers.IntegerField()
-    table = serializers.CharField(source="table.name")
-    stake_level_id = serializers.IntegerField()
-    stake_level = serializers.CharField(source="stake_level.name")
-
-
-class RakePlayerSerializer(serializers.Serializer):
-    player = serializers.CharField(source="player.username")
-    raked_hands = serializers.IntegerField()
-    rake = serializers.IntegerField(help_text="Contributed rake, cents.")
-
-
-class RakeReportSerializer(RakeTotalsSerializer):
-    date = serializers.DateField()
-    built_at = serializers.DateTimeField()
-    stake_levels = RakeStakeLevelSerializer(many=True)
-    tables = RakeTableSerializer(many=True)
-    players = RakePlayerSerializer(many=True)

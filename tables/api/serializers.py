@@ -16,11 +16,6 @@ from tables.models import Game, Hand
 MAX_ID = 2**63 - 1
 
 
-class ErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()
-    code = serializers.CharField()
-
-
 class HandFilterSerializer(serializers.Serializer):
     table = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     stake_level = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)

@@ -16,12 +16,12 @@ from django.db.models import Max
 from django.utils import timezone
 
 from cashier import services as cashier
-from cashier.rake import rake_contributions_record
 from tables.engine.actions import Action
 from tables.engine.config import KillInfo
 from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
 from tables.engine.positions import blind_seats, button_passes, next_button
 from tables.engine.state import HandState, SeatEntry, apply_in_place, start_hand
+from tables.ledger import table_account_ensure
 from tables.models import (
     Departure,
     Hand,
@@ -32,6 +32,7 @@ from tables.models import (
     Table,
     TableStatus,
 )
+from tables.rake import rake_contributions_record
 from tables.scheduling import schedule_hand_start, schedule_turn_timeout
 from tables.selectors import hand_in_progress, hand_players_by_seat, seats_public, table_seats
 from tables.services.advance_rules import advance_action, advance_still_valid
@@ -313,7 +314,9 @@ def _hand_settle(
     hand.turn_deadline = None
     hand.rake = result.rake
     if result.rake:
-        cashier.hand_rake_collect(table=table, amount=result.rake, hand_id=hand.id)
+        cashier.hand_rake_collect(
+            account=table_account_ensure(table=table), amount=result.rake, hand_id=hand.id
+        )
         rake_contributions_record(hand=hand, state=state)
     final = dict(zip(state.seats, state.stacks, strict=True))
     dealt_to = hand_players_by_seat(hand=hand)
@@ -345,7 +348,7 @@ def seat_remove(*, table: Table, seat: Seat, recorder: Recorder) -> None:
     if seat.stack > 0:
         cashier.table_cash_out(
             user=seat.player,
-            table=table,
+            account=table_account_ensure(table=table),
             amount=seat.stack,
             idempotency_key=f"leave:seat:{seat.id}",
         )

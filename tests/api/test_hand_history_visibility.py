@@ -11,9 +11,16 @@ import re
 import pytest
 
 from tables.models import HandStatus
-from tests.api.conftest import ALICE, BOB, CAROL, api_for
-from tests.api.play import play_passively, sit, stake_for, table_with_players
-from tests.tables.conftest import deal, funded_player
+from tests.api.conftest import ALICE, BOB, CAROL
+from tests.kit import (
+    api_for,
+    deal,
+    funded_player,
+    play_passively,
+    sit,
+    stake_for,
+    table_with_players,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,7 @@ import datetime
 import pytest
 
 from tables.models import Hand
-from tests.api.conftest import api_for
-from tests.api.play import play_passively, stake_for, table_with_players
+from tests.kit import api_for, play_passively, stake_for, table_with_players
 
 pytestmark = pytest.mark.django_db
 

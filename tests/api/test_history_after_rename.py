@@ -20,11 +20,19 @@ from tables.models import Seat
 from tables.services import seating
 from tests.accounts.test_confusable_names import admin_rename
 from tests.accounts.test_signup_and_login import sign_up
-from tests.api.conftest import ALICE, BOB, CAROL, Showdown, api_for
-from tests.api.play import sit, stacked_deck_forced, stake_for, table_with_players
+from tests.api.conftest import ALICE, BOB, CAROL, Showdown
 from tests.api.test_hand_history_visibility import SUFFIXES, assert_never_leaks, body_of
-from tests.factories import UserFactory
-from tests.tables.conftest import current, deal, key
+from tests.kit import (
+    UserFactory,
+    api_for,
+    current,
+    deal,
+    key,
+    sit,
+    stacked_deck_forced,
+    stake_for,
+    table_with_players,
+)
 
 
 def rename_in_admin_and_reuse_the_name(client, old_owner: User) -> tuple[User, User]:

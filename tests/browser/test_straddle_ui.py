@@ -10,7 +10,7 @@ from tables.models import TableStatus
 from tables.services.admin import table_status_set
 from tables.services.seating import seat_take
 from tests.browser.test_table_ui import holdem_table, outside_the_browser_loop, player
-from tests.factories import PASSWORD
+from tests.kit import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 
 from cashier.models import AccountKind, LedgerAccount, LedgerEntry, LedgerTransaction
 from cashier.services import deposit_create, system_account_ensure, wallet_ensure
-from tests.factories import UserFactory
+from tests.kit import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
