@@ -53,6 +53,7 @@ def ledger_entry_list(
     *,
     viewer: User,
     username: str | None = None,
+    user_id: int | None = None,
     account_kind: str | None = None,
     transaction_kind: str | None = None,
     since: datetime | None = None,
@@ -61,15 +62,18 @@ def ledger_entry_list(
     """Ledger legs the viewer may read, filtered; newest first.
 
     Auditors read every leg of every account; anyone else reads the legs on their own
-    wallet only, and asking for another player's raises PermissionDenied. `since` is
-    inclusive and `until` exclusive.
+    wallet only, and asking for another player's (by screen name or user id) raises
+    PermissionDenied. `since` is inclusive and `until` exclusive.
     """
     entries = LedgerEntry.objects.select_related("transaction", "account", "account__user")
     if user_is_auditor(user=viewer):
         if username:
             entries = entries.filter(account__user__username__iexact=username)
+        if user_id is not None:
+            entries = entries.filter(account__user_id=user_id)
     else:
-        if username and username.lower() != viewer.username.lower():
+        other_name = username and username.lower() != viewer.username.lower()
+        if other_name or user_id not in (None, viewer.pk):
             raise PermissionDenied("Players see their own ledger entries only.")
         entries = entries.filter(account__kind=AccountKind.WALLET, account__user=viewer)
     if account_kind:

@@ -75,7 +75,15 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
     hand_id = serializers.IntegerField(source="transaction.hand_id", allow_null=True)
     account = serializers.IntegerField(source="account_id")
     account_kind = serializers.CharField(source="account.kind")
-    owner = serializers.CharField(source="account.user.username", default=None, allow_null=True)
+    owner_id = serializers.IntegerField(
+        source="account.user_id", allow_null=True, help_text="A wallet's player (user id)."
+    )
+    owner = serializers.CharField(
+        source="account.user.username",
+        default=None,
+        allow_null=True,
+        help_text="Their screen name now (display only).",
+    )
     reference = serializers.CharField(
         source="account.reference", help_text="A table account's table (empty for others)."
     )
@@ -91,6 +99,7 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
             "hand_id",
             "account",
             "account_kind",
+            "owner_id",
             "owner",
             "reference",
             "amount",
@@ -107,7 +116,12 @@ class LedgerPageSerializer(serializers.Serializer):
 
 
 class LedgerFilterSerializer(serializers.Serializer):
-    user = serializers.CharField(required=False, source="username", max_length=150)
+    user = serializers.CharField(
+        required=False, source="username", max_length=150, help_text="A screen name."
+    )
+    user_id = serializers.IntegerField(
+        required=False, min_value=1, max_value=2**63 - 1, help_text="A player's user id."
+    )
     account_kind = serializers.ChoiceField(choices=AccountKind.choices, required=False)
     kind = serializers.ChoiceField(
         choices=TransactionKind.choices, required=False, source="transaction_kind"

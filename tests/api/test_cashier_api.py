@@ -183,6 +183,7 @@ def test_a_player_reads_only_their_own_ledger_entries(player, other_player, fund
     body = client.get("/api/ledger/").json()
     assert body["count"] == 1
     assert body["results"][0]["owner"] == player.username
+    assert body["results"][0]["owner_id"] == player.pk
     assert body["results"][0]["amount"] == 100
     assert body["results"][0]["kind"] == "deposit"
 
@@ -190,6 +191,8 @@ def test_a_player_reads_only_their_own_ledger_entries(player, other_player, fund
     assert refused.status_code == 403
     assert refused.json()["code"] == "permission_denied"
     assert client.get("/api/ledger/", {"user": player.username.upper()}).json()["count"] == 1
+    assert client.get("/api/ledger/", {"user_id": player.pk}).json()["count"] == 1
+    assert client.get("/api/ledger/", {"user_id": other_player.pk}).status_code == 403
 
 
 def test_an_auditor_reads_every_entry_with_filters(auditor, player, other_player, fund):
@@ -207,6 +210,7 @@ def test_an_auditor_reads_every_entry_with_filters(auditor, player, other_player
 
     assert count() == 6
     assert count(user=player.username) == 2
+    assert count(user_id=player.pk) == 2
     assert count(account_kind="clearing") == 2
     assert count(account_kind="table") == 1
     table_leg = client.get("/api/ledger/", {"account_kind": "table"}).json()["results"][0]

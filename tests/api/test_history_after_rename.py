@@ -85,8 +85,11 @@ def test_the_renamed_player_still_reads_their_hands_and_hole_cards(client, showd
     assert "".join(cards[1]) == ALICE  # her own
     assert "".join(cards[2]) == BOB  # shown at showdown
     assert cards[3] is None  # mucked
-    # The record keeps the name she played under (display only).
+    # The record keeps the name she played under (display only), beside who she is.
     assert {s["seat"]: s["player"] for s in detail["seats"]}[1] == old_name
+    assert {s["seat"]: s["user_id"] for s in detail["seats"]}[1] == alice.pk
+    mine = api.get("/api/hands/", {"player_id": alice.pk}).json()["results"]
+    assert [h["id"] for h in mine] == [hand.id]
     assert api.get(f"/api/hands/{hand.id}/text").status_code == 200
 
     client.force_login(alice)
