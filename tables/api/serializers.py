@@ -120,10 +120,7 @@ class HandSummarySerializer(serializers.ModelSerializer):
         return sum(pot["amount"] for pot in result["pots"])
 
 
-class SeatRecordSerializer(serializers.Serializer):
-    seat = serializers.IntegerField()
-    user_id = serializers.IntegerField(help_text="Who played the seat (stable).")
-    player = serializers.CharField(help_text="Their screen name then (display only).")
+class SeatRecordSerializer(SeatedPlayerSerializer):
     starting_stack = serializers.IntegerField()
     final_stack = serializers.IntegerField()
     winnings = serializers.IntegerField(help_text="Cents taken from the pots (after rake).")
