@@ -85,7 +85,9 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
         help_text="Their screen name now (display only).",
     )
     reference = serializers.CharField(
-        source="account.reference", help_text="A table account's table (empty for others)."
+        source="account.reference",
+        help_text="A table account's reference, as the tables layer chose it (``table:<id>``); "
+        "empty for other accounts.",
     )
 
     class Meta:

@@ -30,6 +30,7 @@ from cashier.services import (
     hand_rake_collect,
     ledger_post,
     system_account_ensure,
+    table_account_ensure,
     table_buy_in,
     table_cash_out,
     table_top_up,
@@ -213,6 +214,19 @@ def test_buy_in_top_up_rake_and_cash_out(player, table_account, fund):
     assert balance_of(AccountKind.HOUSE) == 300
     assert wallet_balance(user=player) == 49_700
     assert ledger_consistent()
+
+
+def test_table_movements_take_a_table_account_only(player, fund, ledger_state):
+    fund(player, 1_000)
+    wallet = wallet_ensure(user=player)
+    before = ledger_state()
+    with pytest.raises(ValueError, match="not a table account"):
+        table_buy_in(user=player, account=wallet, amount=100, idempotency_key="w")
+    with pytest.raises(ValueError, match="not a table account"):
+        hand_rake_collect(account=wallet, amount=100, hand_id=9)
+    with pytest.raises(ValueError, match="needs a reference"):
+        table_account_ensure(reference="", name="nameless")
+    assert ledger_state() == before
 
 
 def test_no_buy_in_beyond_the_wallet_nor_cash_out_beyond_the_table(player, table_account, fund):
