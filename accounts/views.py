@@ -1,5 +1,6 @@
-"""Pages of the accounts app: sign-up, log-in, profile with preferences, an auditor's API
-tokens. Thin: forms and services do the work."""
+"""Pages of the accounts app: sign-up, log-in, an auditor's API tokens. Thin: forms and
+services do the work. (The profile page shows the wallet and the hands too, so it lives
+where it may depend on every app: poker_room/views.py.)"""
 
 from django.conf import settings
 from django.contrib import messages
@@ -12,20 +13,15 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.forms import LoginForm, PreferencesForm, SignUpForm
+from accounts.forms import LoginForm, SignUpForm
 from accounts.selectors import api_token_list, user_is_auditor
 from accounts.services import (
     ApiTokenError,
     ScreenNameUnavailable,
     api_token_create,
     api_token_revoke,
-    user_preferences_update,
     user_sign_up,
 )
-from cashier.selectors import wallet_balance, wallet_entry_list, withdrawal_pending_total
-from tables.history_selectors import recent_hands_for
-
-RECENT_MOVEMENTS = 10
 
 
 class RoomLoginView(LoginView):
@@ -50,24 +46,6 @@ def sign_up(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Welcome to the room, {user.username}!")
             return redirect("profile")
     return render(request, "accounts/signup.html", {"form": form})
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def profile(request: HttpRequest) -> HttpResponse:
-    form = PreferencesForm(request.POST or None, instance=request.user)
-    if request.method == "POST" and form.is_valid():
-        user_preferences_update(user=request.user, **form.cleaned_data)
-        messages.success(request, "Your preferences are saved.")
-        return redirect("profile")
-    context = {
-        "form": form,
-        "balance": wallet_balance(user=request.user),
-        "pending": withdrawal_pending_total(user=request.user),
-        "movements": wallet_entry_list(user=request.user)[:RECENT_MOVEMENTS],
-        "recent_hands": recent_hands_for(user=request.user),
-    }
-    return render(request, "accounts/profile.html", context)
 
 
 def _auditor_only(request: HttpRequest) -> None:

@@ -1,7 +1,6 @@
-"""Admin of the ledger (read-only: the ledger is append-only), of withdrawals, which
-staff approve or reject with the two actions, through the cashier services, and of the
-rake accounting (read-only: contributions are written when a hand settles, reports by
-the daily task)."""
+"""Admin of the ledger (read-only: the ledger is append-only) and of withdrawals, which
+staff approve or reject with the two actions, through the cashier services. (The rake
+accounting's admin is the tables app's.)"""
 
 from collections.abc import Callable
 
@@ -15,10 +14,6 @@ from cashier.models import (
     LedgerAccount,
     LedgerEntry,
     LedgerTransaction,
-    RakeContribution,
-    RakeReport,
-    RakeReportPlayer,
-    RakeReportTable,
     Withdrawal,
     WithdrawalStatus,
 )
@@ -38,9 +33,9 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(LedgerAccount)
 class LedgerAccountAdmin(ReadOnlyAdmin):
-    list_display = ("id", "kind", "user", "table", "balance", "created_at")
+    list_display = ("id", "kind", "user", "name", "reference", "balance", "created_at")
     list_filter = ("kind",)
-    search_fields = ("user__username", "table__name")
+    search_fields = ("user__username", "name", "reference")
 
 
 class LedgerEntryInline(admin.TabularInline):
@@ -56,7 +51,7 @@ class LedgerEntryInline(admin.TabularInline):
 
 @admin.register(LedgerTransaction)
 class LedgerTransactionAdmin(ReadOnlyAdmin):
-    list_display = ("id", "kind", "created_at", "user", "table", "hand_id", "memo")
+    list_display = ("id", "kind", "created_at", "user", "hand_id", "memo")
     list_filter = ("kind", "created_at")
     search_fields = ("idempotency_key", "user__username", "external_reference", "memo")
     inlines = [LedgerEntryInline]
@@ -130,40 +125,3 @@ class WithdrawalAdmin(admin.ModelAdmin):
 def _as_user(request: HttpRequest) -> User:
     assert isinstance(request.user, User)  # noqa: S101 - admin views require a log-in
     return request.user
-
-
-@admin.register(RakeContribution)
-class RakeContributionAdmin(ReadOnlyAdmin):
-    list_display = ("id", "hand", "seat", "player", "amount", "created_at")
-    list_select_related = ("hand__table", "player")
-    search_fields = ("player__username", "hand__table__name")
-    raw_id_fields = ("hand", "player")
-
-
-class RakeReportTableInline(admin.TabularInline):
-    model = RakeReportTable
-    fields = ("stake_level", "table", "hands", "raked_hands", "rake", "average_rake")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-
-class RakeReportPlayerInline(admin.TabularInline):
-    model = RakeReportPlayer
-    fields = ("player", "raked_hands", "rake")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-
-@admin.register(RakeReport)
-class RakeReportAdmin(ReadOnlyAdmin):
-    list_display = ("date", "hands", "raked_hands", "rake", "average_rake", "built_at")
-    date_hierarchy = "date"
-    inlines = [RakeReportTableInline, RakeReportPlayerInline]

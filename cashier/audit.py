@@ -9,9 +9,10 @@ Built-in checks
     - ``cached_balances``: every account's cached balance equals the sum of its legs;
     - ``no_negative_balances``: no account but the clearing one is below zero;
     - ``clearing_mirrors_cash``: the clearing balance is minus (deposits - paid withdrawals);
-    - ``hold_mirrors_pending``: the hold account holds exactly the pending withdrawals;
-    - ``rake_contributions_match_hands``: every finished hand's contributed rake (the
-      players' shares, cashier/rake.py) sums to the hand's rake.
+    - ``hold_mirrors_pending``: the hold account holds exactly the pending withdrawals.
+
+The tables app adds its own (tables/audit.py): table accounts against seated stacks,
+hands in progress, and the players' rake shares against each hand's rake.
 
 Adding a check (the tables app, for "every table account equals the chips of the players
 seated there, including chips in a hand in progress")
@@ -50,7 +51,6 @@ from cashier.models import (
     Withdrawal,
     WithdrawalStatus,
 )
-from tables.models import Hand, HandStatus
 
 AuditCheck = Callable[[], Iterable[str]]
 
@@ -185,18 +185,6 @@ def hold_mirrors_pending() -> Iterator[str]:
     held = _sum(LedgerAccount.objects.filter(kind=AccountKind.HOLD), "balance")
     if held != pending:
         yield f"the hold account is at {held}, but pending withdrawals total {pending}"
-
-
-@audit_check("rake_contributions_match_hands")
-def rake_contributions_match_hands() -> Iterator[str]:
-    wrong = (
-        Hand.objects.filter(status=HandStatus.FINISHED)
-        .annotate(contributed=Coalesce(Sum("rake_contributions__amount"), 0))
-        .filter(~Q(contributed=F("rake")))
-        .order_by("pk")
-    )
-    for hand in wrong.only("pk", "rake"):
-        yield f"hand #{hand.pk} raked {hand.rake} but its players' shares sum to {hand.contributed}"
 
 
 def _sum(queryset: QuerySet[Any], column: str) -> int:

@@ -7,8 +7,11 @@ Accounts
     A `LedgerAccount` holds chips. Its kind says whose:
 
     - ``wallet``: one per player, the cashier balance they can play or withdraw;
-    - ``table``: one per `tables.Table`, holding the chips of everyone seated there
-      (stacks and chips in a hand in progress; the tables layer tracks who owns what);
+    - ``table``: one per table of the room, holding the chips of everyone seated there
+      (stacks and chips in a hand in progress; the tables layer tracks who owns what).
+      The ledger knows it by an opaque ``reference`` its owner chooses, and a ``name``
+      to show: the cashier imports nothing of the tables app (``accounts <- cashier <-
+      tables``), the tables layer passes its table's account to the table movements;
     - ``house``: the rake the room has taken (one);
     - ``hold``: withdrawals requested and not yet decided (one);
     - ``clearing``: the outside world (one). Deposits come from it and paid withdrawals
@@ -42,7 +45,8 @@ Invariants, and where they live
     - legs and transactions are append-only: a trigger refuses UPDATE and DELETE;
       a mistake is corrected by a new, reversing transaction;
     - ``balance >= 0`` on every account but the clearing one (CHECK);
-    - one wallet per player, one account per table, one of each system account (unique);
+    - one wallet per player, one account per table reference, one of each system account
+      (unique); a table account has a reference, no other kind has one (CHECK);
     - ``idempotency_key`` is unique, so a retried request cannot post twice.
 
     In the posting service (`cashier.services`): the same balance rule (checked before
@@ -89,13 +93,10 @@ class LedgerAccount(models.Model):
         blank=True,
         related_name="ledger_accounts",
     )
-    table = models.ForeignKey(
-        "tables.Table",
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="ledger_accounts",
-    )
+    # A table account is known by its owner's opaque reference (the tables layer's
+    # choice, such as ``table:12``) and shown under a name; the ledger never looks inside.
+    reference = models.CharField(max_length=64, blank=True, default="")
+    name = models.CharField(max_length=100, blank=True, default="")
     balance = models.BigIntegerField(default=0, help_text="Cents; the sum of the legs.")
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -112,9 +113,9 @@ class LedgerAccount(models.Model):
                 name="cashier_account_wallet_has_user",
             ),
             models.CheckConstraint(
-                condition=Q(kind=AccountKind.TABLE, table__isnull=False)
-                | (~Q(kind=AccountKind.TABLE) & Q(table__isnull=True)),
-                name="cashier_account_table_has_table",
+                condition=(Q(kind=AccountKind.TABLE) & ~Q(reference=""))
+                | (~Q(kind=AccountKind.TABLE) & Q(reference="")),
+                name="cashier_account_table_has_reference",
             ),
             models.UniqueConstraint(
                 fields=["user"],
@@ -122,9 +123,9 @@ class LedgerAccount(models.Model):
                 name="cashier_account_one_wallet_per_user",
             ),
             models.UniqueConstraint(
-                fields=["table"],
+                fields=["reference"],
                 condition=Q(kind=AccountKind.TABLE),
-                name="cashier_account_one_per_table",
+                name="cashier_account_one_per_table_reference",
             ),
             models.UniqueConstraint(
                 fields=["kind"],
@@ -137,7 +138,7 @@ class LedgerAccount(models.Model):
         if self.kind == AccountKind.WALLET:
             return f"wallet of {self.user}"
         if self.kind == AccountKind.TABLE:
-            return f"table {self.table}"
+            return f"table {self.name or self.reference}"
         return self.get_kind_display()
 
 
@@ -162,13 +163,6 @@ class LedgerTransaction(models.Model):
     # References, for reading the ledger; the legs alone define the movement.
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="ledger_transactions",
-    )
-    table = models.ForeignKey(
-        "tables.Table",
         on_delete=models.PROTECT,
         null=True,
         blank=True,
@@ -252,103 +246,3 @@ class Withdrawal(models.Model):
 
     def __str__(self) -> str:
         return f"withdrawal #{self.pk} of {self.amount} cents by {self.user} ({self.status})"
-
-
-# ---------------------------------------------------------------------------------------
-# Rake accounting (RULES.md section 6, finer point 13)
-#
-# The ledger holds the rake as one `rake` transaction per hand (table -> house). The rows
-# below attribute it: `RakeContribution` is each player's share of one hand's rake, as the
-# engine computed it (`HandResult.contributed_rake`), written in the transaction that
-# settles the hand. The daily reports are derived data, rebuilt whole for a day by
-# `cashier.rake.rake_report_build` (a Celery beat task runs it for yesterday); they are
-# never edited by hand.
-# ---------------------------------------------------------------------------------------
-
-
-class RakeContribution(models.Model):
-    """One player's share of one hand's rake (only non-zero shares are stored)."""
-
-    hand = models.ForeignKey(
-        "tables.Hand", on_delete=models.PROTECT, related_name="rake_contributions"
-    )
-    player = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="rake_contributions"
-    )
-    seat = models.PositiveSmallIntegerField()
-    amount = models.BigIntegerField(help_text="Cents.")
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["hand", "seat"]
-        constraints = [
-            models.UniqueConstraint(fields=["hand", "player"], name="cashier_rake_one_per_player"),
-            models.CheckConstraint(condition=Q(amount__gt=0), name="cashier_rake_positive"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.player} paid {self.amount} cents of rake in {self.hand}"
-
-
-class RakeReport(models.Model):
-    """The rake of one UTC day (hands that ended that day), all tables together."""
-
-    date = models.DateField(unique=True)
-    built_at = models.DateTimeField(default=timezone.now)
-    hands = models.PositiveIntegerField()
-    raked_hands = models.PositiveIntegerField()
-    rake = models.BigIntegerField(help_text="Cents.")
-
-    class Meta:
-        ordering = ["-date"]
-
-    def __str__(self) -> str:
-        return f"rake report of {self.date}"
-
-    @property
-    def average_rake(self) -> int:
-        """Rake per hand dealt, in cents rounded down."""
-        return self.rake // self.hands if self.hands else 0
-
-
-class RakeReportTable(models.Model):
-    """One table's rake on the report's day, with the stake level it had then."""
-
-    report = models.ForeignKey(RakeReport, on_delete=models.CASCADE, related_name="tables")
-    table = models.ForeignKey("tables.Table", on_delete=models.PROTECT, related_name="+")
-    stake_level = models.ForeignKey("tables.StakeLevel", on_delete=models.PROTECT, related_name="+")
-    hands = models.PositiveIntegerField()
-    raked_hands = models.PositiveIntegerField()
-    rake = models.BigIntegerField(help_text="Cents.")
-
-    class Meta:
-        ordering = ["report", "stake_level", "table"]
-        constraints = [
-            models.UniqueConstraint(fields=["report", "table"], name="cashier_rake_report_table"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.table} on {self.report.date}"
-
-    @property
-    def average_rake(self) -> int:
-        """Rake per hand dealt, in cents rounded down."""
-        return self.rake // self.hands if self.hands else 0
-
-
-class RakeReportPlayer(models.Model):
-    """One player's contributed rake on the report's day."""
-
-    report = models.ForeignKey(RakeReport, on_delete=models.CASCADE, related_name="players")
-    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    raked_hands = models.PositiveIntegerField()
-    rake = models.BigIntegerField(help_text="Cents.")
-
-    class Meta:
-        ordering = ["report", "-rake", "player"]
-        constraints = [
-            models.UniqueConstraint(fields=["report", "player"], name="cashier_rake_report_player"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.player} on {self.report.date}"

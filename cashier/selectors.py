@@ -3,7 +3,7 @@
 from datetime import datetime
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet, Sum
+from django.db.models import OuterRef, QuerySet, Subquery, Sum
 
 from accounts.models import User
 from accounts.selectors import user_is_auditor
@@ -33,10 +33,18 @@ def withdrawal_list(*, user: User, status: WithdrawalStatus | None = None) -> Qu
 
 
 def wallet_entry_list(*, user: User) -> QuerySet[LedgerEntry]:
-    """The legs on the player's wallet, newest first: their cashier movements."""
+    """The legs on the player's wallet, newest first: their cashier movements.
+
+    Each leg carries ``place``: the name of the table account on the other side of a
+    buy-in, top-up or cash-out (None for other movements).
+    """
+    table_side = LedgerEntry.objects.filter(
+        transaction=OuterRef("transaction"), account__kind=AccountKind.TABLE
+    ).values("account__name")[:1]
     return (
         LedgerEntry.objects.filter(account__kind=AccountKind.WALLET, account__user=user)
-        .select_related("transaction", "transaction__table")
+        .select_related("transaction")
+        .annotate(place=Subquery(table_side))
         .order_by("-transaction__created_at", "-id")
     )
 
@@ -45,6 +53,7 @@ def ledger_entry_list(
     *,
     viewer: User,
     username: str | None = None,
+    user_id: int | None = None,
     account_kind: str | None = None,
     transaction_kind: str | None = None,
     since: datetime | None = None,
@@ -53,17 +62,18 @@ def ledger_entry_list(
     """Ledger legs the viewer may read, filtered; newest first.
 
     Auditors read every leg of every account; anyone else reads the legs on their own
-    wallet only, and asking for another player's raises PermissionDenied. `since` is
-    inclusive and `until` exclusive.
+    wallet only, and asking for another player's (by screen name or user id) raises
+    PermissionDenied. `since` is inclusive and `until` exclusive.
     """
-    entries = LedgerEntry.objects.select_related(
-        "transaction", "account", "account__user", "account__table"
-    )
+    entries = LedgerEntry.objects.select_related("transaction", "account", "account__user")
     if user_is_auditor(user=viewer):
         if username:
             entries = entries.filter(account__user__username__iexact=username)
+        if user_id is not None:
+            entries = entries.filter(account__user_id=user_id)
     else:
-        if username and username.lower() != viewer.username.lower():
+        other_name = username and username.lower() != viewer.username.lower()
+        if other_name or user_id not in (None, viewer.pk):
             raise PermissionDenied("Players see their own ledger entries only.")
         entries = entries.filter(account__kind=AccountKind.WALLET, account__user=viewer)
     if account_kind:

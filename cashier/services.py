@@ -5,7 +5,9 @@ Public API (keyword-only; amounts are integer cents; all raise `cashier.exceptio
 - `deposit_create`, `withdrawal_request`, `withdrawal_approve`, `withdrawal_reject`,
   `withdrawal_cancel`: the cashier.
 - `table_buy_in`, `table_top_up`, `table_cash_out`, `hand_rake_collect`: for the tables
-  layer, which checks the table rules (buy-in range, ratholing) before calling them;
+  layer, which checks the table rules (buy-in range, ratholing) before calling them and
+  passes its table's ledger account (`table_account_ensure`, by the opaque reference the
+  tables layer chose: this module knows nothing of tables);
   `table_movement_replay` lets it recognise a retried buy-in or top-up first.
 - `ledger_post`: the one writer of the ledger, which all of the above go through.
 - `wallet_ensure`, `table_account_ensure`, `system_account_ensure`, `ledger_accounts_lock`.
@@ -77,7 +79,6 @@ from cashier.models import (
     Withdrawal,
     WithdrawalStatus,
 )
-from tables.models import Table
 
 # Larger than any sane movement, far below 2**63: sums of legs can never overflow.
 MAX_AMOUNT = 10**12
@@ -115,8 +116,16 @@ def wallet_ensure(*, user: User) -> LedgerAccount:
     return account
 
 
-def table_account_ensure(*, table: Table) -> LedgerAccount:
-    account, _ = LedgerAccount.objects.get_or_create(kind=AccountKind.TABLE, table=table)
+def table_account_ensure(*, reference: str, name: str) -> LedgerAccount:
+    """The table account known by `reference`, created on first use and shown as `name`.
+
+    `reference` is the owner's opaque key (unique among table accounts, never empty).
+    """
+    if not reference:
+        raise ValueError("a table account needs a reference")
+    account, _ = LedgerAccount.objects.get_or_create(
+        kind=AccountKind.TABLE, reference=reference, defaults={"name": name}
+    )
     return account
 
 
@@ -143,12 +152,11 @@ def ledger_post(
     idempotency_key: str,
     memo: str = "",
     user: User | None = None,
-    table: Table | None = None,
     hand_id: int | None = None,
 ) -> Posting:
     """Post a balanced movement once per idempotency key (see the module docstring)."""
     _legs_check(legs=legs)
-    fingerprint = _fingerprint(kind=kind, legs=legs, user=user, table=table, hand_id=hand_id)
+    fingerprint = _fingerprint(kind=kind, legs=legs, user=user, hand_id=hand_id)
     with transaction.atomic():
         locked = ledger_accounts_lock(accounts=[leg.account for leg in legs])
         original = _transaction_replay(idempotency_key=idempotency_key, fingerprint=fingerprint)
@@ -162,7 +170,6 @@ def ledger_post(
             fingerprint=fingerprint,
             memo=memo,
             user=user,
-            table=table,
             hand_id=hand_id,
         )
         return Posting(transaction=posted, created=True)
@@ -181,7 +188,7 @@ def deposit_create(*, user: User, amount: int, idempotency_key: str) -> LedgerTr
         clearing = system_account_ensure(kind=AccountKind.CLEARING)
         legs = [Leg(account=clearing, amount=-amount), Leg(account=wallet, amount=amount)]
         kind = TransactionKind.DEPOSIT
-        fingerprint = _fingerprint(kind=kind, legs=legs, user=user, table=None, hand_id=None)
+        fingerprint = _fingerprint(kind=kind, legs=legs, user=user, hand_id=None)
         locked = ledger_accounts_lock(accounts=[clearing, wallet])
         original = _transaction_replay(idempotency_key=idempotency_key, fingerprint=fingerprint)
         if original is not None:
@@ -246,8 +253,10 @@ def withdrawal_cancel(*, withdrawal: Withdrawal, user: User) -> Withdrawal:
     )
 
 
-def table_buy_in(*, user: User, table: Table, amount: int, idempotency_key: str) -> Posting:
-    """Move a buy-in from the wallet to the table (limits are the tables layer's to check).
+def table_buy_in(
+    *, user: User, account: LedgerAccount, amount: int, idempotency_key: str
+) -> Posting:
+    """Move a buy-in from the wallet to the table `account` (limits are the tables layer's).
 
     Returns the `Posting`: `created` is False when the key had already moved these chips
     (a replay, which moved nothing now); the caller must then not seat anyone again.
@@ -255,32 +264,40 @@ def table_buy_in(*, user: User, table: Table, amount: int, idempotency_key: str)
     return _wallet_to_table(
         kind=TransactionKind.BUY_IN,
         user=user,
-        table=table,
+        account=account,
         amount=amount,
         idempotency_key=idempotency_key,
     )
 
 
-def table_top_up(*, user: User, table: Table, amount: int, idempotency_key: str) -> Posting:
+def table_top_up(
+    *, user: User, account: LedgerAccount, amount: int, idempotency_key: str
+) -> Posting:
     """Move a top-up from the wallet to the table, exactly like a buy-in (`Posting` too)."""
     return _wallet_to_table(
         kind=TransactionKind.TOP_UP,
         user=user,
-        table=table,
+        account=account,
         amount=amount,
         idempotency_key=idempotency_key,
     )
 
 
 def table_movement_replay(
-    *, kind: TransactionKind, user: User, table: Table, amount: object, idempotency_key: str
+    *,
+    kind: TransactionKind,
+    user: User,
+    account: LedgerAccount | None,
+    amount: object,
+    idempotency_key: str,
 ) -> LedgerTransaction | None:
     """The buy-in or top-up this key already posted, or None if the key is unused.
 
     For the tables layer, which must answer a retried seat or top-up request as the
     first time (or refuse it) before it checks seats and limits, and never move chips
     again. Raises `IdempotencyKeyReused` when the key posted a different movement (other
-    kind, amount, player or table). Moves nothing and locks nothing.
+    kind, amount, player or table). `account` is the table's account, None while the
+    table has none (then no key can have moved chips to it). Moves nothing, locks nothing.
     """
     original = LedgerTransaction.objects.filter(idempotency_key=idempotency_key).first()
     if original is None:
@@ -290,71 +307,78 @@ def table_movement_replay(
     except InvalidAmount:
         amount = 0  # no posted movement has this amount: the fingerprint will differ
     wallet = LedgerAccount.objects.filter(kind=AccountKind.WALLET, user=user).first()
-    table_account = LedgerAccount.objects.filter(kind=AccountKind.TABLE, table=table).first()
-    if amount and wallet is not None and table_account is not None:
-        legs = [
-            Leg(account=wallet, amount=-amount),
-            Leg(account=table_account, amount=amount),
-        ]
-        fingerprint = _fingerprint(kind=kind, legs=legs, user=user, table=table, hand_id=None)
+    if amount and wallet is not None and account is not None:
+        _table_account_check(account=account)
+        legs = [Leg(account=wallet, amount=-amount), Leg(account=account, amount=amount)]
+        fingerprint = _fingerprint(kind=kind, legs=legs, user=user, hand_id=None)
     else:
         fingerprint = ""
     return _transaction_replay(idempotency_key=idempotency_key, fingerprint=fingerprint)
 
 
 def table_cash_out(
-    *, user: User, table: Table, amount: int, idempotency_key: str
+    *, user: User, account: LedgerAccount, amount: int, idempotency_key: str
 ) -> LedgerTransaction:
-    """Return chips from the table to the player's wallet."""
+    """Return chips from the table `account` to the player's wallet."""
     amount = amount_check(amount=amount)
+    _table_account_check(account=account)
     with transaction.atomic():
         wallet = wallet_ensure(user=user)
-        table_account = table_account_ensure(table=table)
         return ledger_post(
             kind=TransactionKind.CASH_OUT,
-            legs=[Leg(account=table_account, amount=-amount), Leg(account=wallet, amount=amount)],
+            legs=[Leg(account=account, amount=-amount), Leg(account=wallet, amount=amount)],
             idempotency_key=idempotency_key,
-            memo=f"cash-out from {table}",
+            memo=f"cash-out from {account.name}",
             user=user,
-            table=table,
         ).transaction
 
 
-def hand_rake_collect(*, table: Table, amount: int, hand_id: int) -> LedgerTransaction | None:
-    """Move a hand's rake from the table to the house, once per hand.
+def hand_rake_collect(
+    *, account: LedgerAccount, amount: int, hand_id: int
+) -> LedgerTransaction | None:
+    """Move a hand's rake from the table `account` to the house, once per hand.
 
     A hand that pays no rake (`amount` 0) posts nothing and returns None.
     """
     if type(amount) is int and amount == 0:
         return None
     amount = amount_check(amount=amount)
+    _table_account_check(account=account)
     with transaction.atomic():
-        table_account = table_account_ensure(table=table)
         house = system_account_ensure(kind=AccountKind.HOUSE)
         return ledger_post(
             kind=TransactionKind.RAKE,
-            legs=[Leg(account=table_account, amount=-amount), Leg(account=house, amount=amount)],
+            legs=[Leg(account=account, amount=-amount), Leg(account=house, amount=amount)],
             idempotency_key=f"hand:{hand_id}:rake",
             memo=f"rake of hand {hand_id}",
-            table=table,
             hand_id=hand_id,
         ).transaction
 
 
+def _table_account_check(*, account: LedgerAccount) -> None:
+    """A table movement's account must be a table account (a caller's bug otherwise)."""
+    if account.kind != AccountKind.TABLE:
+        raise ValueError(f"{account} is not a table account")
+
+
 def _wallet_to_table(
-    *, kind: TransactionKind, user: User, table: Table, amount: int, idempotency_key: str
+    *,
+    kind: TransactionKind,
+    user: User,
+    account: LedgerAccount,
+    amount: int,
+    idempotency_key: str,
 ) -> Posting:
     amount = amount_check(amount=amount)
+    _table_account_check(account=account)
     with transaction.atomic():
         wallet = wallet_ensure(user=user)
-        table_account = table_account_ensure(table=table)
         return ledger_post(
             kind=kind,
-            legs=[Leg(account=wallet, amount=-amount), Leg(account=table_account, amount=amount)],
+            legs=[Leg(account=wallet, amount=-amount), Leg(account=account, amount=amount)],
             idempotency_key=idempotency_key,
-            memo=f"{TransactionKind(kind).label.lower()} at {table}",
+            memo=f"{TransactionKind(kind).label.lower()} at {account.name}",
             user=user,
-            table=table,
         )
 
 
@@ -432,15 +456,16 @@ def _fingerprint(
     kind: TransactionKind,
     legs: Sequence[Leg],
     user: User | None,
-    table: Table | None,
     hand_id: int | None,
 ) -> str:
-    """A digest of everything that defines a movement, to recognise a true retry."""
+    """A digest of everything that defines a movement, to recognise a true retry.
+
+    The table of a table movement is in its legs (the table account's id).
+    """
     payload = {
         "kind": str(kind),
         "legs": sorted([leg.account.pk, leg.amount] for leg in legs),
         "user": user.pk if user else None,
-        "table": table.pk if table else None,
         "hand": hand_id,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -465,7 +490,6 @@ def _transaction_write(
     fingerprint: str,
     memo: str,
     user: User | None = None,
-    table: Table | None = None,
     hand_id: int | None = None,
     external_reference: str = "",
 ) -> LedgerTransaction:
@@ -487,7 +511,6 @@ def _transaction_write(
                 idempotency_key=idempotency_key,
                 fingerprint=fingerprint,
                 user=user,
-                table=table,
                 hand_id=hand_id,
                 external_reference=external_reference,
             )

@@ -4,11 +4,12 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from poker_room.views import healthz
+from poker_room.views import healthz, profile
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("accounts/profile/", profile, name="profile"),
     path("accounts/", include("accounts.urls")),
     path("cashier/", include("cashier.urls")),
     path("api/", include("cashier.api.urls")),

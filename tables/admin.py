@@ -5,6 +5,9 @@ superusers included, until it is finished (see HandAdmin).
 
 A stake level is checked by the engine's own configuration check, so an admin is told in
 words what is wrong with a combination (a kill pot on a pot-limit table, say).
+
+The rake accounting is read-only too: contributions are written when a hand settles,
+reports by the daily task (tables/rake.py).
 """
 
 import json
@@ -15,6 +18,7 @@ from django.db.models import QuerySet
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
 
+from cashier.admin import ReadOnlyAdmin
 from tables.engine.errors import ConfigError
 from tables.engine.events import EVENT_TYPES, Event
 from tables.engine.state import HandState
@@ -24,6 +28,10 @@ from tables.models import (
     HandEvent,
     HandPlayer,
     HandStatus,
+    RakeContribution,
+    RakeReport,
+    RakeReportPlayer,
+    RakeReportTable,
     Seat,
     StakeLevel,
     Table,
@@ -191,19 +199,6 @@ class HandPlayerInline(_ReadOnlyInline):
     fields = readonly_fields
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """A record nobody adds, edits or deletes in the admin (hands, chat)."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-
 @admin.register(Hand)
 class HandAdmin(ReadOnlyAdmin):
     """Hands, read-only. A hand in progress shows none of its secrets (RULES §9): not
@@ -249,3 +244,30 @@ class ChatMessageAdmin(ReadOnlyAdmin):
     search_fields = ("author__username", "text", "table__name")
     date_hierarchy = "created_at"
     readonly_fields = ("table", "author", "seat", "text", "created_at")
+
+
+@admin.register(RakeContribution)
+class RakeContributionAdmin(ReadOnlyAdmin):
+    list_display = ("id", "hand", "seat", "player", "amount", "created_at")
+    list_select_related = ("hand__table", "player")
+    search_fields = ("player__username", "hand__table__name")
+    raw_id_fields = ("hand", "player")
+
+
+class RakeReportTableInline(_ReadOnlyInline):
+    model = RakeReportTable
+    fields = ("stake_level", "table", "hands", "raked_hands", "rake", "average_rake")
+    readonly_fields = fields
+
+
+class RakeReportPlayerInline(_ReadOnlyInline):
+    model = RakeReportPlayer
+    fields = ("player", "raked_hands", "rake")
+    readonly_fields = fields
+
+
+@admin.register(RakeReport)
+class RakeReportAdmin(ReadOnlyAdmin):
+    list_display = ("date", "hands", "raked_hands", "rake", "average_rake", "built_at")
+    date_hierarchy = "date"
+    inlines = [RakeReportTableInline, RakeReportPlayerInline]

@@ -43,7 +43,8 @@ class HandFilters:
     table: int | None = None
     stake_level: int | None = None
     game: str | None = None
-    player: str | None = None
+    player: str | None = None  # the screen name a player had in the hand
+    player_id: int | None = None  # a player's user id: who they are, whatever their name
     since: datetime.datetime | None = None
     until: datetime.datetime | None = None
 
@@ -107,12 +108,15 @@ def hand_list(*, user: User, filters: HandFilters) -> QuerySet[Hand]:
     if filters.game is not None:
         hands = hands.filter(config__game=filters.game)
     if filters.player is not None:
-        hands = hands.filter(state__players__contains=[filters.player])
+        hands = hands.filter(players__screen_name=filters.player)
+    if filters.player_id is not None:
+        hands = hands.filter(players__user_id=filters.player_id)
     if filters.since is not None:
         hands = hands.filter(started_at__gte=filters.since)
     if filters.until is not None:
         hands = hands.filter(started_at__lt=filters.until)
-    return hands.select_related("table__stake_level").order_by("-id")
+    # `players` (by seat: user id and screen name then) for the serializers' seat lists.
+    return hands.select_related("table__stake_level").prefetch_related("players").order_by("-id")
 
 
 def hand_access_get(*, user: User, hand_id: int) -> HandAccess:

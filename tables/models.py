@@ -4,7 +4,8 @@ A `StakeLevel` holds every setting of RULES.md that belongs to the stakes (game,
 structure, blinds, bets, ante, buy-in range, rake and the optional rules); a `Table`
 holds its stake level, a name, its seat count, its timing settings and whether it is
 open. The engine's `TableConfig` is built from these (see tables.engine.config).
-Money is integer cents everywhere.
+Seats, hands, their players and events follow, then the rake accounting (who paid each
+hand's rake, and the daily reports). Money is integer cents everywhere.
 """
 
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from tables.engine.config import default_buy_in_range, default_small_blind
 
@@ -441,3 +443,103 @@ class PlayerSettings(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: auto top-up {self.auto_top_up}"
+
+
+# ---------------------------------------------------------------------------------------
+# Rake accounting (RULES.md section 6, finer point 13)
+#
+# The ledger holds the rake as one `rake` transaction per hand (table -> house). The rows
+# below attribute it: `RakeContribution` is each player's share of one hand's rake, as the
+# engine computed it (`HandResult.contributed_rake`), written in the transaction that
+# settles the hand. The daily reports are derived data, rebuilt whole for a day by
+# `tables.rake.rake_report_build` (a Celery beat task runs it for yesterday); they are
+# never edited by hand.
+# ---------------------------------------------------------------------------------------
+
+
+class RakeContribution(models.Model):
+    """One player's share of one hand's rake (only non-zero shares are stored)."""
+
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="rake_contributions")
+    player = models.ForeignKey(
+        "accounts.User", on_delete=models.PROTECT, related_name="rake_contributions"
+    )
+    seat = models.PositiveSmallIntegerField()
+    amount = models.BigIntegerField(help_text="Cents.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["hand", "seat"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["hand", "player"], name="rake_contribution_one_per_player"
+            ),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="rake_contribution_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player} paid {self.amount} cents of rake in {self.hand}"
+
+
+class RakeReport(models.Model):
+    """The rake of one UTC day (hands that ended that day), all tables together."""
+
+    date = models.DateField(unique=True)
+    built_at = models.DateTimeField(default=timezone.now)
+    hands = models.PositiveIntegerField()
+    raked_hands = models.PositiveIntegerField()
+    rake = models.BigIntegerField(help_text="Cents.")
+
+    class Meta:
+        ordering = ["-date"]
+
+    def __str__(self) -> str:
+        return f"rake report of {self.date}"
+
+    @property
+    def average_rake(self) -> int:
+        """Rake per hand dealt, in cents rounded down."""
+        return self.rake // self.hands if self.hands else 0
+
+
+class RakeReportTable(models.Model):
+    """One table's rake on the report's day, with the stake level it had then."""
+
+    report = models.ForeignKey(RakeReport, on_delete=models.CASCADE, related_name="tables")
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="+")
+    stake_level = models.ForeignKey(StakeLevel, on_delete=models.PROTECT, related_name="+")
+    hands = models.PositiveIntegerField()
+    raked_hands = models.PositiveIntegerField()
+    rake = models.BigIntegerField(help_text="Cents.")
+
+    class Meta:
+        ordering = ["report", "stake_level", "table"]
+        constraints = [
+            models.UniqueConstraint(fields=["report", "table"], name="rake_report_table_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.table} on {self.report.date}"
+
+    @property
+    def average_rake(self) -> int:
+        """Rake per hand dealt, in cents rounded down."""
+        return self.rake // self.hands if self.hands else 0
+
+
+class RakeReportPlayer(models.Model):
+    """One player's contributed rake on the report's day."""
+
+    report = models.ForeignKey(RakeReport, on_delete=models.CASCADE, related_name="players")
+    player = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+")
+    raked_hands = models.PositiveIntegerField()
+    rake = models.BigIntegerField(help_text="Cents.")
+
+    class Meta:
+        ordering = ["report", "-rake", "player"]
+        constraints = [
+            models.UniqueConstraint(fields=["report", "player"], name="rake_report_player_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player} on {self.report.date}"

@@ -7,7 +7,7 @@ task goes on with the next table, so one broken table never stops the room's saf
 
 import logging
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
 
 from celery import shared_task
@@ -15,6 +15,7 @@ from celery.signals import worker_ready
 from django.utils import timezone
 
 from tables.models import Hand, HandStatus, Heartbeat, Table, TableStatus
+from tables.rake import rake_report_build
 from tables.scheduling import ACTION_TIMEOUT_TASK, HAND_START_TASK, schedule_turn_timeout
 from tables.services.command import OUTAGES, REFUSALS, TableCommand, table_command
 from tables.services.hands import hand_start_if_ready
@@ -130,3 +131,16 @@ def _recover_after_start(sender: object = None, **kwargs: object) -> None:
     from poker_room.celery import app
 
     app.send_task(SWEEP_TASK, kwargs={"startup": True})
+
+
+@shared_task
+def rake_report_daily_task(day: str | None = None) -> int:
+    """(Re)build the rake report of `day` (ISO date; by default yesterday, UTC), daily by
+    beat. Idempotent: a rebuild replaces the day's rows. Returns the day's rake."""
+    if day is None:
+        when = datetime.now(tz=UTC).date() - timedelta(days=1)
+    else:
+        when = date.fromisoformat(day)
+    report = rake_report_build(day=when)
+    logger.info("rake report of %s: %s hands, %s cents", when, report.hands, report.rake)
+    return report.rake

@@ -63,6 +63,50 @@ def channel_layer_per_test() -> Iterator[None]:
     channel_layers.backends.clear()
 
 
+@pytest.fixture
+def player(db):
+    """A new player (no money yet)."""
+    from tests.kit import UserFactory
+
+    return UserFactory()
+
+
+@pytest.fixture
+def other_player(db):
+    """Another new player."""
+    from tests.kit import UserFactory
+
+    return UserFactory()
+
+
+@pytest.fixture
+def fund(db):
+    """`fund(user, cents)`: a real deposit to the user's wallet."""
+    from cashier.services import deposit_create
+
+    def fund(user, amount: int) -> None:
+        deposit_create(user=user, amount=amount, idempotency_key=f"fund:{uuid.uuid4()}")
+
+    return fund
+
+
+@pytest.fixture
+def ledger_state():
+    """`ledger_state()`: the ledger's counts and every wallet (tests/kit.py)."""
+    from tests.kit import ledger_state
+
+    return ledger_state
+
+
+@pytest.fixture
+def auditor(db):
+    """A member of the ``auditor`` group: reads every hand and ledger entry, plays not."""
+    from accounts.services import auditor_create
+
+    user, _password, _token = auditor_create(username=f"auditor-{uuid.uuid4().hex[:8]}")
+    return user
+
+
 def database_url_for(db: dict) -> str:
     """A DATABASE_URL for the given Django database settings (the test database, say)."""
     user = db.get("USER") or "postgres"

@@ -36,7 +36,7 @@ from tables.models import Hand, HandStatus, Table, TableStatus
 from tables.selectors import table_snapshot
 from tables.services import admin, advance, blind_options, chat, play, seating, top_up
 from tables.tasks import hand_start_due
-from tests.factories import StakeLevelFactory, TableFactory, UserFactory
+from tests.kit import StakeLevelFactory, TableFactory, UserFactory
 
 _keys = itertools.count(1)
 HOUR_MS = 3_600_000

@@ -75,8 +75,20 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
     hand_id = serializers.IntegerField(source="transaction.hand_id", allow_null=True)
     account = serializers.IntegerField(source="account_id")
     account_kind = serializers.CharField(source="account.kind")
-    owner = serializers.CharField(source="account.user.username", default=None, allow_null=True)
-    table = serializers.IntegerField(source="account.table_id", allow_null=True)
+    owner_id = serializers.IntegerField(
+        source="account.user_id", allow_null=True, help_text="A wallet's player (user id)."
+    )
+    owner = serializers.CharField(
+        source="account.user.username",
+        default=None,
+        allow_null=True,
+        help_text="Their screen name now (display only).",
+    )
+    reference = serializers.CharField(
+        source="account.reference",
+        help_text="A table account's reference, as the tables layer chose it (``table:<id>``); "
+        "empty for other accounts.",
+    )
 
     class Meta:
         model = LedgerEntry
@@ -89,8 +101,9 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
             "hand_id",
             "account",
             "account_kind",
+            "owner_id",
             "owner",
-            "table",
+            "reference",
             "amount",
         ]
 
@@ -105,47 +118,15 @@ class LedgerPageSerializer(serializers.Serializer):
 
 
 class LedgerFilterSerializer(serializers.Serializer):
-    user = serializers.CharField(required=False, source="username", max_length=150)
+    user = serializers.CharField(
+        required=False, source="username", max_length=150, help_text="A screen name."
+    )
+    user_id = serializers.IntegerField(
+        required=False, min_value=1, max_value=2**63 - 1, help_text="A player's user id."
+    )
     account_kind = serializers.ChoiceField(choices=AccountKind.choices, required=False)
     kind = serializers.ChoiceField(
         choices=TransactionKind.choices, required=False, source="transaction_kind"
     )
     since = serializers.DateTimeField(required=False, help_text="Inclusive; ISO 8601.")
     until = serializers.DateTimeField(required=False, help_text="Exclusive; ISO 8601.")
-
-
-class RakeReportQuerySerializer(serializers.Serializer):
-    date = serializers.DateField(help_text="The UTC day, YYYY-MM-DD.")
-
-
-class RakeTotalsSerializer(serializers.Serializer):
-    hands = serializers.IntegerField()
-    raked_hands = serializers.IntegerField()
-    rake = serializers.IntegerField(help_text="Cents.")
-    average_rake = serializers.IntegerField(help_text="Cents per hand, rounded down.")
-
-
-class RakeStakeLevelSerializer(RakeTotalsSerializer):
-    stake_level_id = serializers.IntegerField()
-    stake_level = serializers.CharField()
-
-
-class RakeTableSerializer(RakeTotalsSerializer):
-    table_id = serializers.IntegerField()
-    table = serializers.CharField(source="table.name")
-    stake_level_id = serializers.IntegerField()
-    stake_level = serializers.CharField(source="stake_level.name")
-
-
-class RakePlayerSerializer(serializers.Serializer):
-    player = serializers.CharField(source="player.username")
-    raked_hands = serializers.IntegerField()
-    rake = serializers.IntegerField(help_text="Contributed rake, cents.")
-
-
-class RakeReportSerializer(RakeTotalsSerializer):
-    date = serializers.DateField()
-    built_at = serializers.DateTimeField()
-    stake_levels = RakeStakeLevelSerializer(many=True)
-    tables = RakeTableSerializer(many=True)
-    players = RakePlayerSerializer(many=True)

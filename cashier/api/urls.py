@@ -14,5 +14,4 @@ urlpatterns = [
         views.WithdrawalCancelView.as_view(),
         name="api-withdrawal-cancel",
     ),
-    path("reports/rake/", views.RakeReportView.as_view(), name="api-rake-report"),
 ]

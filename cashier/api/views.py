@@ -5,8 +5,8 @@ Errors are JSON ``{"detail": <for people>, "code": <stable>}`` (validation error
 a `WWW-Authenticate: Token` challenge is sent). Money-moving POSTs need an
 ``Idempotency-Key`` header; the key is scoped to the caller and the command
 (``api:<user id>:<command>:<key>``, see `cashier.idempotency`).
-Auditors read the whole ledger but may not move money (403). The daily rake report
-is for auditors only.
+Auditors read the whole ledger but may not move money (403). (The daily rake report,
+which reads hands, is the tables API's: tables/api/rake.py.)
 """
 
 from typing import Any
@@ -31,20 +31,12 @@ from cashier.api.serializers import (
     LedgerFilterSerializer,
     LedgerPageSerializer,
     MoneyRequestSerializer,
-    RakeReportQuerySerializer,
-    RakeReportSerializer,
     WalletSerializer,
     WithdrawalSerializer,
 )
 from cashier.exceptions import CashierError, IdempotencyKeyInvalid, IdempotencyKeyMissing
 from cashier.idempotency import CLIENT_KEY_MAX, client_idempotency_key
 from cashier.models import Withdrawal
-from cashier.rake import (
-    rake_report_get,
-    rake_report_players,
-    rake_report_stake_levels,
-    rake_report_tables,
-)
 from cashier.selectors import (
     ledger_entry_list,
     wallet_get,
@@ -52,8 +44,6 @@ from cashier.selectors import (
     withdrawal_pending_total,
 )
 from cashier.services import deposit_create, withdrawal_cancel, withdrawal_request
-from tables.api.permissions import IsAuditor
-from tables.api.serializers import ErrorSerializer
 
 IDEMPOTENCY_KEY_MAX = CLIENT_KEY_MAX
 
@@ -248,42 +238,3 @@ class WithdrawalCancelView(CashierAPIView):
         withdrawal = get_object_or_404(Withdrawal, pk=pk, user=request.user)
         withdrawal = withdrawal_cancel(withdrawal=withdrawal, user=request.user)
         return Response(WithdrawalSerializer(withdrawal).data)
-
-
-class RakeReportView(CashierAPIView):
-    """The built rake report of one UTC day (404 until the daily task built it)."""
-
-    permission_classes = [IsAuthenticated, IsAuditor]
-
-    @extend_schema(
-        parameters=[RakeReportQuerySerializer],
-        responses={
-            200: RakeReportSerializer,
-            400: ErrorSerializer,
-            401: ErrorSerializer,
-            403: ErrorSerializer,
-            404: ErrorSerializer,
-        },
-    )
-    def get(self, request: Request) -> Response:
-        query = RakeReportQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        day = query.validated_data["date"]
-        report = rake_report_get(day=day)
-        if report is None:
-            raise exceptions.NotFound(
-                f"The rake report of {day} is not built yet.", code="report_not_built"
-            )
-        tables = rake_report_tables(report=report)
-        data = {
-            "date": report.date,
-            "built_at": report.built_at,
-            "hands": report.hands,
-            "raked_hands": report.raked_hands,
-            "rake": report.rake,
-            "average_rake": report.average_rake,
-            "stake_levels": rake_report_stake_levels(tables=tables),
-            "tables": tables,
-            "players": rake_report_players(report=report),
-        }
-        return Response(RakeReportSerializer(data).data)

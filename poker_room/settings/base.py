@@ -181,8 +181,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # Picks up turns and deals whose scheduled task was lost (a worker died): no table hangs.
     "tables-sweep": {"task": "tables.sweep", "schedule": 5.0},
     # Yesterday's rake report (UTC), rebuilt whole: a late or repeated run is harmless.
-    "cashier-rake-report-daily": {
-        "task": "cashier.tasks.rake_report_daily_task",
+    "tables-rake-report-daily": {
+        "task": "tables.tasks.rake_report_daily_task",
         "schedule": crontab(hour=0, minute=15),
     },
 }

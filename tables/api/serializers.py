@@ -16,17 +16,20 @@ from tables.models import Game, Hand
 MAX_ID = 2**63 - 1
 
 
-class ErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()
-    code = serializers.CharField()
-
-
 class HandFilterSerializer(serializers.Serializer):
     table = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     stake_level = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     game = serializers.ChoiceField(choices=Game.choices, required=False)
     player = serializers.CharField(
-        required=False, max_length=150, help_text="A screen name, exactly as written."
+        required=False,
+        max_length=150,
+        help_text="A screen name as the player was called in the hand, exactly as written.",
+    )
+    player_id = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="A player's user id: their hands whatever they were called.",
     )
     since = serializers.DateTimeField(
         required=False, help_text="Hands started at or after (ISO 8601)."
@@ -61,7 +64,8 @@ class StakeRefSerializer(serializers.Serializer):
 
 class SeatedPlayerSerializer(serializers.Serializer):
     seat = serializers.IntegerField()
-    player = serializers.CharField()
+    user_id = serializers.IntegerField(help_text="Who played the seat (stable).")
+    player = serializers.CharField(help_text="Their screen name then (display only).")
 
 
 class HandSummarySerializer(serializers.ModelSerializer):
@@ -105,10 +109,10 @@ class HandSummarySerializer(serializers.ModelSerializer):
 
     @extend_schema_field(SeatedPlayerSerializer(many=True))
     def get_players(self, hand: Hand) -> list[dict[str, Any]]:
-        state = hand.state
+        # By the hand's `HandPlayer` rows (prefetched by the selectors), in seat order.
         return [
-            {"seat": seat, "player": player}
-            for seat, player in zip(state["seats"], state["players"], strict=True)
+            {"seat": row.seat, "user_id": row.user_id, "player": row.screen_name}
+            for row in sorted(hand.players.all(), key=lambda row: row.seat)
         ]
 
     def get_pot(self, hand: Hand) -> int:
@@ -116,9 +120,7 @@ class HandSummarySerializer(serializers.ModelSerializer):
         return sum(pot["amount"] for pot in result["pots"])
 
 
-class SeatRecordSerializer(serializers.Serializer):
-    seat = serializers.IntegerField()
-    player = serializers.CharField()
+class SeatRecordSerializer(SeatedPlayerSerializer):
     starting_stack = serializers.IntegerField()
     final_stack = serializers.IntegerField()
     winnings = serializers.IntegerField(help_text="Cents taken from the pots (after rake).")
@@ -178,12 +180,14 @@ def hand_detail_data(access: HandAccess, *, verify_url: str) -> dict[str, Any]:
     result = state.result
     if result is None:
         raise ValueError("only a finished hand has a record")
+    users = {row.seat: row.user_id for row in hand.players.all()}
     seats = []
     for i, seat in enumerate(state.seats):
         known = access.cards_known(seat)
         seats.append(
             {
                 "seat": seat,
+                "user_id": users[seat],
                 "player": state.players[i],
                 "starting_stack": state.starting_stacks[i],
                 "final_stack": state.stacks[i],

@@ -1,8 +1,8 @@
-"""Routes of the hand-history and seating APIs, mounted at /api/."""
+"""Routes of the hand-history, seating and rake-report APIs, mounted at /api/."""
 
 from django.urls import path
 
-from tables.api import seating, views
+from tables.api import rake, seating, views
 
 urlpatterns = [
     path("hands/", views.HandListView.as_view(), name="api-hands"),
@@ -15,4 +15,5 @@ urlpatterns = [
     path("tables/<int:pk>/seat", seating.SitView.as_view(), name="api-table-seat"),
     path("tables/<int:pk>/top-up", seating.TopUpView.as_view(), name="api-table-top-up"),
     path("tables/<int:pk>/leave", seating.LeaveView.as_view(), name="api-table-leave"),
+    path("reports/rake/", rake.RakeReportView.as_view(), name="api-rake-report"),
 ]

@@ -24,10 +24,10 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from cashier.api.views import cashier_exception_handler
+from poker_room.api.permissions import IsAuditor
+from poker_room.api.serializers import ErrorSerializer
 from tables.api.pagination import HandCursorPagination
-from tables.api.permissions import IsAuditor
 from tables.api.serializers import (
-    ErrorSerializer,
     ExportFilterSerializer,
     HandDetailSerializer,
     HandFilterSerializer,

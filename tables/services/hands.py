@@ -15,13 +15,14 @@ from django.db.models import Max
 from django.utils import timezone
 
 from cashier import services as cashier
-from cashier.rake import rake_contributions_record
 from tables.engine.actions import Action
 from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
 from tables.engine.state import HandState, start_hand
 from tables.hand_helper import shown_hands
+from tables.ledger import table_account_ensure
 from tables.messages import AdvanceNote, SeatLeft, SeatsChanged, ShowdownHands, Turn
 from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, SeatStatus, TableStatus
+from tables.rake import rake_contributions_record
 from tables.scheduling import schedule_hand_start, schedule_turn_timeout
 from tables.selectors import seats_public
 from tables.services.advance_rules import advance_action, advance_still_valid
@@ -201,7 +202,9 @@ def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
     hand.turn_deadline = None
     hand.rake = result.rake
     if result.rake:
-        cashier.hand_rake_collect(table=table, amount=result.rake, hand_id=hand.id)
+        cashier.hand_rake_collect(
+            account=table_account_ensure(table=table), amount=result.rake, hand_id=hand.id
+        )
         rake_contributions_record(hand=hand, state=state)
     final = dict(zip(state.seats, state.stacks, strict=True))
     dealt = [s for s in cmd.seats if cmd.dealt.get(s.number) == s.player_id]
@@ -240,7 +243,7 @@ def seat_remove(cmd: TableCommand, seat: Seat) -> None:
     if seat.stack > 0:
         cashier.table_cash_out(
             user=seat.player,
-            table=table,
+            account=table_account_ensure(table=table),
             amount=seat.stack,
             idempotency_key=f"leave:seat:{seat.id}",
         )

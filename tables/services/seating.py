@@ -22,6 +22,7 @@ from tables.exceptions import (
     TableClosed,
     TableError,
 )
+from tables.ledger import table_account_ensure, table_account_get
 from tables.messages import SeatsChanged
 from tables.models import Departure, Seat, SeatStatus, Table, TableStatus
 from tables.scheduling import schedule_hand_start
@@ -73,7 +74,7 @@ def _replay(
         cashier.table_movement_replay,
         kind=kind,
         user=user,
-        table=table,
+        account=table_account_get(table=table),
         amount=amount,
         idempotency_key=idempotency_key,
     )
@@ -135,7 +136,11 @@ def seat_take(
     if type(buy_in) is not int or not low <= buy_in <= high:
         raise BuyInOutOfRange(_buy_in_refusal(table=table, departure=departure, low=low, high=high))
     posting = _money(
-        cashier.table_buy_in, user=user, table=table, amount=buy_in, idempotency_key=idempotency_key
+        cashier.table_buy_in,
+        user=user,
+        account=table_account_ensure(table=table),
+        amount=buy_in,
+        idempotency_key=idempotency_key,
     )
     if not posting.created:  # cannot happen under the table lock; never seat without a debit
         raise _key_reused("This idempotency key was already used; use a new key.")
@@ -212,7 +217,11 @@ def seat_top_up(cmd: TableCommand, *, user: User, amount: int, idempotency_key: 
             f"{dollars(table.stake_level.buy_in_max)})."
         )
     posting = _money(
-        cashier.table_top_up, user=user, table=table, amount=amount, idempotency_key=idempotency_key
+        cashier.table_top_up,
+        user=user,
+        account=table_account_ensure(table=table),
+        amount=amount,
+        idempotency_key=idempotency_key,
     )
     if not posting.created:  # cannot happen under the table lock; never add chips twice
         raise _key_reused("This idempotency key was already used; use a new key.")

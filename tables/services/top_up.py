@@ -19,6 +19,7 @@ from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.selectors import wallet_balance
 from tables.exceptions import TableError
+from tables.ledger import table_account_ensure
 from tables.messages import AutoTopUpNote, SeatsChanged
 from tables.models import AutoTopUp, PlayerSettings, Seat, StakeLevel
 from tables.selectors import seats_public
@@ -59,7 +60,7 @@ def auto_top_up_run(
             with transaction.atomic():
                 cashier.table_top_up(
                     user=seat.player,
-                    table=cmd.table,
+                    account=table_account_ensure(table=cmd.table),
                     amount=amount,
                     idempotency_key=f"auto-top-up:seat:{seat.id}:{uuid.uuid4().hex}",
                 )

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import User
 from accounts.services import auditor_create
-from tests.factories import UserFactory
+from tests.kit import UserFactory
 
 pytestmark = pytest.mark.django_db
 

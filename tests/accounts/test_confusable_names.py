@@ -19,7 +19,7 @@ from accounts.models import User
 from accounts.names import name_skeleton
 from accounts.services import ScreenNameUnavailable, user_sign_up
 from tests.accounts.test_signup_and_login import sign_up
-from tests.factories import UserFactory
+from tests.kit import UserFactory
 
 pytestmark = pytest.mark.django_db
 

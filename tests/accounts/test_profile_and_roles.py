@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from accounts.models import User
 from accounts.selectors import user_can_play, user_is_auditor
 from cashier.services import deposit_create, withdrawal_request
-from tests.factories import UserFactory
+from tests.kit import UserFactory
 
 pytestmark = pytest.mark.django_db
 

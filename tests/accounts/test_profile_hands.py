@@ -2,8 +2,7 @@
 
 import pytest
 
-from tests.factories import TableFactory
-from tests.tables.conftest import deal, funded_player
+from tests.kit import TableFactory, deal, funded_player
 from tests.tables.test_services import play_passively, sit
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from django.core.cache import cache
 
 from accounts.models import User
 from accounts.services import LOGIN_THROTTLE_FAILURES, _throttle_keys
-from tests.factories import PASSWORD, UserFactory
+from tests.kit import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -1,30 +1,19 @@
 """Fixtures of the hand-history API tests: a showdown hand with a shown and a mucked
 hand, its players, an outsider and an auditor, and API clients for each of them."""
 
-import uuid
 from dataclasses import dataclass
 
 import pytest
-from rest_framework.test import APIClient
 
 from accounts.models import User
-from accounts.services import auditor_create
 from tables.models import Hand, Table
-from tests.api.play import play_passively, stacked_deck_forced, stake_for, table_with_players
-from tests.tables.conftest import funded_player
-
-
-def api_for(user: User | None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user=user)
-    return client
-
-
-@pytest.fixture
-def auditor(db) -> User:
-    user, _password, _token = auditor_create(username=f"auditor-{uuid.uuid4().hex[:8]}")
-    return user
+from tests.kit import (
+    funded_player,
+    play_passively,
+    stacked_deck_forced,
+    stake_for,
+    table_with_players,
+)
 
 
 @dataclass

@@ -11,9 +11,16 @@ import re
 import pytest
 
 from tables.models import HandStatus
-from tests.api.conftest import ALICE, BOB, CAROL, api_for
-from tests.api.play import play_passively, sit, stake_for, table_with_players
-from tests.tables.conftest import deal, funded_player
+from tests.api.conftest import ALICE, BOB, CAROL
+from tests.kit import (
+    api_for,
+    deal,
+    funded_player,
+    play_passively,
+    sit,
+    stake_for,
+    table_with_players,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -82,9 +89,9 @@ def test_a_player_lists_the_hands_they_were_dealt_into(showdown):
     results = api_for(showdown.alice).get("/api/hands/").json()["results"]
     assert [h["id"] for h in results] == [showdown.hand.id]
     assert results[0]["players"] == [
-        {"seat": 1, "player": showdown.alice.username},
-        {"seat": 2, "player": showdown.bob.username},
-        {"seat": 3, "player": showdown.carol.username},
+        {"seat": 1, "user_id": showdown.alice.pk, "player": showdown.alice.username},
+        {"seat": 2, "user_id": showdown.bob.pk, "player": showdown.bob.username},
+        {"seat": 3, "user_id": showdown.carol.pk, "player": showdown.carol.username},
     ]
     assert results[0]["pot"] == 600 and results[0]["rake"] == 30
 

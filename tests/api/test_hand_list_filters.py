@@ -7,8 +7,7 @@ import datetime
 import pytest
 
 from tables.models import Hand
-from tests.api.conftest import api_for
-from tests.api.play import play_passively, stake_for, table_with_players
+from tests.kit import api_for, play_passively, stake_for, table_with_players
 
 pytestmark = pytest.mark.django_db
 
@@ -50,6 +49,8 @@ def test_filters_for_an_auditor(two_tables, auditor):
     assert ids(client.get("/api/hands/", {"game": "omaha8"})) == []
     assert ids(client.get("/api/hands/", {"player": dave.username})) == [hands[1].id]
     assert ids(client.get("/api/hands/", {"player": "nobody"})) == []
+    assert ids(client.get("/api/hands/", {"player_id": dave.pk})) == [hands[1].id]
+    assert ids(client.get("/api/hands/", {"player_id": 2**62})) == []
     Hand.objects.filter(pk=hands[0].pk).update(
         started_at=datetime.datetime(2020, 1, 1, 12, tzinfo=datetime.UTC)
     )
@@ -67,6 +68,7 @@ def test_a_players_filters_stay_within_their_hands(two_tables):
     assert ids(client.get("/api/hands/")) == [hands[2].id, hands[0].id]
     assert ids(client.get("/api/hands/", {"table": omaha.id})) == []
     assert ids(client.get("/api/hands/", {"player": dave.username})) == []
+    assert ids(client.get("/api/hands/", {"player_id": dave.pk})) == []
 
 
 @pytest.mark.parametrize(
@@ -78,6 +80,8 @@ def test_a_players_filters_stay_within_their_hands(two_tables):
         {"game": "stud"},
         {"since": "yesterday"},
         {"player": "x" * 151},
+        {"player_id": "dave"},
+        {"player_id": "0"},
     ],
 )
 def test_bad_filters_are_refused_with_400(db, auditor, query):

@@ -20,11 +20,19 @@ from tables.models import Seat
 from tables.services import seating
 from tests.accounts.test_confusable_names import admin_rename
 from tests.accounts.test_signup_and_login import sign_up
-from tests.api.conftest import ALICE, BOB, CAROL, Showdown, api_for
-from tests.api.play import sit, stacked_deck_forced, stake_for, table_with_players
+from tests.api.conftest import ALICE, BOB, CAROL, Showdown
 from tests.api.test_hand_history_visibility import SUFFIXES, assert_never_leaks, body_of
-from tests.factories import UserFactory
-from tests.tables.conftest import current, deal, key
+from tests.kit import (
+    UserFactory,
+    api_for,
+    current,
+    deal,
+    key,
+    sit,
+    stacked_deck_forced,
+    stake_for,
+    table_with_players,
+)
 
 
 def rename_in_admin_and_reuse_the_name(client, old_owner: User) -> tuple[User, User]:
@@ -77,8 +85,11 @@ def test_the_renamed_player_still_reads_their_hands_and_hole_cards(client, showd
     assert "".join(cards[1]) == ALICE  # her own
     assert "".join(cards[2]) == BOB  # shown at showdown
     assert cards[3] is None  # mucked
-    # The record keeps the name she played under (display only).
+    # The record keeps the name she played under (display only), beside who she is.
     assert {s["seat"]: s["player"] for s in detail["seats"]}[1] == old_name
+    assert {s["seat"]: s["user_id"] for s in detail["seats"]}[1] == alice.pk
+    mine = api.get("/api/hands/", {"player_id": alice.pk}).json()["results"]
+    assert [h["id"] for h in mine] == [hand.id]
     assert api.get(f"/api/hands/{hand.id}/text").status_code == 200
 
     client.force_login(alice)

@@ -26,10 +26,8 @@ from tables.engine.phh import replay_phh
 from tables.engine.state import HandState
 from tables.models import Hand, Seat, Table
 from tables.services import hands, play, seating
-from tests.api.conftest import api_for
-from tests.api.play import sit, stake_for, table_with_players
 from tests.engine import pokerkit_adapter as pka
-from tests.tables.conftest import deal, funded_player
+from tests.kit import api_for, deal, funded_player, sit, stake_for, table_with_players
 
 pytestmark = pytest.mark.django_db
 

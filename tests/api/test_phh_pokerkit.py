@@ -17,9 +17,8 @@ import pytest
 from tables.engine.events import event_from_dict
 from tables.engine.state import HandState
 from tables.models import Hand
-from tests.api.conftest import api_for
-from tests.api.play import GAMES, STRUCTURES, play_hand, stake_for, table_with_players
 from tests.engine import pokerkit_adapter as pka
+from tests.kit import GAMES, STRUCTURES, api_for, play_hand, stake_for, table_with_players
 
 pytestmark = pytest.mark.django_db
 

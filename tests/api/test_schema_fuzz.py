@@ -16,8 +16,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
 from accounts.services import auditor_create
-from cashier.rake import rake_report_build
-from tests.api.play import play_passively, stake_for, table_with_players
+from tables.rake import rake_report_build
+from tests.kit import play_passively, stake_for, table_with_players
 
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
 EXAMPLES_PER_OPERATION = 8

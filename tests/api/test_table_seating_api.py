@@ -4,10 +4,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts.services import auditor_create
-from cashier.models import AccountKind, LedgerAccount, LedgerTransaction
+from cashier.models import LedgerTransaction
 from tables.models import Seat
-from tests.factories import TableFactory
-from tests.tables.conftest import deal, funded_player
+from tests.kit import TableFactory, deal, funded_player, wallet
 
 pytestmark = pytest.mark.django_db
 
@@ -26,10 +25,6 @@ def post(client, url, data=None, key="k-1"):
 @pytest.fixture
 def table():
     return TableFactory(seats=6)
-
-
-def wallet(user) -> int:
-    return LedgerAccount.objects.get(kind=AccountKind.WALLET, user=user).balance
 
 
 def test_a_player_sits_tops_up_between_hands_and_leaves(table):

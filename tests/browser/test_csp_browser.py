@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 from accounts.services import auditor_create
 from tests.browser.conftest import VIEWPORT
 from tests.browser.test_table_ui import holdem_table, player, sit
-from tests.factories import PASSWORD, UserFactory
+from tests.kit import PASSWORD, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

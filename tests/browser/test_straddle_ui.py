@@ -2,32 +2,36 @@
 player left of the next big blind, pressed when asked, and the next deal tells them the
 straddle was posted."""
 
+from datetime import timedelta
+
 import pytest
-from django.db import transaction
+from django.utils import timezone
 from playwright.sync_api import expect
 
-from tables.models import TableStatus
+from tables.models import Table, TableStatus
 from tables.services.admin import table_status_set
 from tables.services.seating import seat_take
 from tests.browser.test_table_ui import holdem_table, outside_the_browser_loop, player
-from tests.factories import PASSWORD
+from tests.kit import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def seat_all_paused(table, users) -> None:
-    """Seat everyone and pause the table in one transaction: no hand is dealt until an
-    admin opens it (a paused table takes no buy-ins, so the seats come first)."""
-    with transaction.atomic():
-        for number, user in enumerate(users, start=1):
-            seat_take(
-                table_id=table.id,
-                user=user,
-                seat_number=number,
-                buy_in=10_000,
-                idempotency_key=f"straddle-{user.username}",
-            )
-        table_status_set(table_id=table.id, status=TableStatus.PAUSED)
+    """Seat everyone, then pause the table: no hand is dealt until an admin opens it (a
+    paused table takes no buy-ins, so the seats come first; each sit is its own command,
+    so the deal is held meanwhile)."""
+    Table.objects.filter(pk=table.pk).update(next_hand_at=timezone.now() + timedelta(hours=1))
+    for number, user in enumerate(users, start=1):
+        seat_take(
+            table_id=table.id,
+            user=user,
+            seat_number=number,
+            buy_in=10_000,
+            idempotency_key=f"straddle-{user.username}",
+        )
+    table_status_set(table_id=table.id, status=TableStatus.PAUSED)
+    Table.objects.filter(pk=table.pk).update(next_hand_at=None)
 
 
 def test_the_straddle_toggle_is_offered_left_of_the_big_blind_and_the_deal_posts_it(

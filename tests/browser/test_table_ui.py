@@ -19,7 +19,7 @@ from tables.engine.cards import card_str
 from tables.models import Game, Hand, HandStatus, Structure
 from tables.services.seating import seat_take
 from tests.browser.conftest import PHONE, SCREENSHOTS
-from tests.factories import PASSWORD, StakeLevelFactory, TableFactory, UserFactory
+from tests.kit import PASSWORD, StakeLevelFactory, TableFactory, UserFactory
 
 CARD_NAME = re.compile(
     r"^(Ace|King|Queen|Jack|Ten|Nine|Eight|Seven|Six|Five|Four|Three|Two)"
@@ -295,8 +295,7 @@ def test_at_a_hi_lo_showdown_each_winners_plate_says_which_half_they_won(open_pl
     from django.utils import timezone
 
     from tables.models import HandEvent
-    from tests.api.play import act_passively, stacked_deck_forced
-    from tests.tables.conftest import deal
+    from tests.kit import act_passively, deal, stacked_deck_forced
 
     stake = hilo_stake()
     # The room's own worker must not deal: this test deals from a known deck.
@@ -336,7 +335,7 @@ def test_a_kill_hand_shows_the_limits_in_force_in_the_table_header(open_player):
     from django.utils import timezone
 
     from tables.services import play
-    from tests.tables.conftest import current, deal
+    from tests.kit import current, deal
 
     stake = StakeLevelFactory(
         name="FL Hold'em $2/$4 kill", game=Game.HOLDEM, structure=Structure.FIXED_LIMIT,
@@ -397,7 +396,7 @@ def test_sit_out_next_hand_clicked_during_a_hand_shows_the_way_back_at_once(open
 
     from django.utils import timezone
 
-    from tests.tables.conftest import deal
+    from tests.kit import deal
 
     table = holdem_table(next_hand_at=timezone.now() + timedelta(hours=1))
     alice, bob = player("alice"), player("bob")

@@ -12,10 +12,15 @@ import pytest
 from cashier.exceptions import CashierError, InsufficientFunds
 from cashier.models import LedgerTransaction
 from cashier.selectors import wallet_balance
-from cashier.services import deposit_create, table_buy_in, withdrawal_request
+from cashier.services import (
+    deposit_create,
+    table_account_ensure,
+    table_buy_in,
+    withdrawal_request,
+)
 from tests.cashier.conftest import ledger_consistent
 from tests.concurrency import run_together
-from tests.factories import TableFactory, UserFactory
+from tests.kit import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,13 +29,13 @@ THREADS = 8
 
 def test_concurrent_withdrawals_and_buy_ins_never_overdraw_the_wallet():
     player = UserFactory()
-    table = TableFactory()
+    table = table_account_ensure(reference="table:threads", name="Threads")
     deposit_create(user=player, amount=1_000, idempotency_key="seed")
 
     def job(i: int) -> Callable[[], object]:
         if i % 2:
             return lambda: withdrawal_request(user=player, amount=300, idempotency_key=f"w{i}")
-        return lambda: table_buy_in(user=player, table=table, amount=300, idempotency_key=f"b{i}")
+        return lambda: table_buy_in(user=player, account=table, amount=300, idempotency_key=f"b{i}")
 
     results = run_together([job(i) for i in range(THREADS)])
 
@@ -45,14 +50,16 @@ def test_concurrent_withdrawals_and_buy_ins_never_overdraw_the_wallet():
 
 def test_concurrent_deposits_and_buy_ins_lose_no_update():
     player = UserFactory()
-    table = TableFactory()
+    table = table_account_ensure(reference="table:threads", name="Threads")
     deposit_create(user=player, amount=10_000, idempotency_key="seed")
 
     jobs: list[Callable[[], object]] = []
     for i in range(THREADS):
         jobs.append(lambda i=i: deposit_create(user=player, amount=100, idempotency_key=f"d{i}"))
         jobs.append(
-            lambda i=i: table_buy_in(user=player, table=table, amount=250, idempotency_key=f"b{i}")
+            lambda i=i: table_buy_in(
+                user=player, account=table, amount=250, idempotency_key=f"b{i}"
+            )
         )
     results = run_together(jobs)
 

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 
 from cashier.models import AccountKind, LedgerAccount, LedgerEntry, LedgerTransaction
 from cashier.services import deposit_create, system_account_ensure, wallet_ensure
-from tests.factories import UserFactory
+from tests.kit import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -94,3 +94,13 @@ def test_one_wallet_per_player_and_one_house(wallet):
         LedgerAccount.objects.create(kind=AccountKind.HOUSE)
     with pytest.raises(IntegrityError):
         LedgerAccount.objects.create(kind=AccountKind.WALLET)  # a wallet needs a player
+
+
+def test_a_table_account_has_one_reference_and_only_table_accounts_have_one(wallet):
+    LedgerAccount.objects.create(kind=AccountKind.TABLE, reference="table:1", name="One")
+    with pytest.raises(IntegrityError, match="cashier_account_one_per_table_reference"):
+        LedgerAccount.objects.create(kind=AccountKind.TABLE, reference="table:1")
+    with pytest.raises(IntegrityError, match="cashier_account_table_has_reference"):
+        LedgerAccount.objects.create(kind=AccountKind.TABLE)
+    with pytest.raises(IntegrityError, match="cashier_account_table_has_reference"):
+        LedgerAccount.objects.filter(pk=wallet.pk).update(reference="table:2")

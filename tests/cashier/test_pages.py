@@ -6,7 +6,7 @@ from django.urls import reverse
 from cashier.models import Withdrawal, WithdrawalStatus
 from cashier.selectors import wallet_balance
 from cashier.services import withdrawal_request
-from tests.factories import UserFactory
+from tests.kit import UserFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,6 @@ most once and a refusal moves nothing.
 
 import pytest
 from django.test import override_settings
-from rest_framework.test import APIClient
 
 from cashier.audit import ledger_audit
 from cashier.exceptions import InvalidAmount
@@ -26,13 +25,7 @@ from cashier.money import (
 from cashier.selectors import wallet_balance
 from cashier.services import MAX_AMOUNT, deposit_create, withdrawal_approve, withdrawal_cancel
 from tests.concurrency import run_together
-from tests.factories import UserFactory
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
+from tests.kit import UserFactory, api_for
 
 
 def post(client, url, data, key="k"):
@@ -135,7 +128,7 @@ def test_a_withdrawal_replayed_after_it_was_paid_holds_nothing_even_with_an_empt
 
 @pytest.mark.django_db
 def test_one_header_for_a_deposit_a_withdrawal_and_a_sit_is_three_requests(player):
-    from tests.factories import TableFactory
+    from tests.kit import TableFactory
 
     api = api_for(player)
     table = TableFactory()

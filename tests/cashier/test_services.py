@@ -108,19 +108,25 @@ def test_a_declined_charge_credits_nothing(player, ledger_state):
 
 
 @pytest.mark.parametrize("amount", BAD_AMOUNTS)
-def test_every_service_refuses_a_bad_amount(player, table, fund, ledger_state, amount):
+def test_every_service_refuses_a_bad_amount(player, table_account, fund, ledger_state, amount):
     fund(player, 10_000)
-    table_buy_in(user=player, table=table, amount=5_000, idempotency_key="seat")
+    table_buy_in(user=player, account=table_account, amount=5_000, idempotency_key="seat")
     before = ledger_state()
     calls = [
         lambda: deposit_create(user=player, amount=amount, idempotency_key="k1"),
         lambda: withdrawal_request(user=player, amount=amount, idempotency_key="k2"),
-        lambda: table_buy_in(user=player, table=table, amount=amount, idempotency_key="k3"),
-        lambda: table_top_up(user=player, table=table, amount=amount, idempotency_key="k4"),
-        lambda: table_cash_out(user=player, table=table, amount=amount, idempotency_key="k5"),
+        lambda: table_buy_in(
+            user=player, account=table_account, amount=amount, idempotency_key="k3"
+        ),
+        lambda: table_top_up(
+            user=player, account=table_account, amount=amount, idempotency_key="k4"
+        ),
+        lambda: table_cash_out(
+            user=player, account=table_account, amount=amount, idempotency_key="k5"
+        ),
     ]
     if amount != 0:  # a hand without rake is fine
-        calls.append(lambda: hand_rake_collect(table=table, amount=amount, hand_id=1))
+        calls.append(lambda: hand_rake_collect(account=table_account, amount=amount, hand_id=1))
     for call in calls:
         with pytest.raises(InvalidAmount):
             call()
@@ -186,23 +192,23 @@ def test_no_withdrawal_beyond_the_balance(player, fund, ledger_state):
     assert ledger_state() == before
 
 
-def test_buy_in_top_up_rake_and_cash_out(player, table, fund):
+def test_buy_in_top_up_rake_and_cash_out(player, table_account, fund):
     fund(player, 50_000)
-    table_buy_in(user=player, table=table, amount=20_000, idempotency_key="b")
-    table_top_up(user=player, table=table, amount=5_000, idempotency_key="t")
-    table_account = table_account_ensure(table=table)
+    table_buy_in(user=player, account=table_account, amount=20_000, idempotency_key="b")
+    table_top_up(user=player, account=table_account, amount=5_000, idempotency_key="t")
     table_account.refresh_from_db()
     assert table_account.balance == 25_000
     assert wallet_balance(user=player) == 25_000
 
-    rake = hand_rake_collect(table=table, amount=300, hand_id=77)
-    assert rake.hand_id == 77 and rake.table == table
-    assert hand_rake_collect(table=table, amount=300, hand_id=77).pk == rake.pk
+    rake = hand_rake_collect(account=table_account, amount=300, hand_id=77)
+    assert rake.hand_id == 77
+    assert rake.entries.get(amount=-300).account_id == table_account.pk
+    assert hand_rake_collect(account=table_account, amount=300, hand_id=77).pk == rake.pk
     with pytest.raises(IdempotencyKeyReused):
-        hand_rake_collect(table=table, amount=200, hand_id=77)
-    assert hand_rake_collect(table=table, amount=0, hand_id=78) is None
+        hand_rake_collect(account=table_account, amount=200, hand_id=77)
+    assert hand_rake_collect(account=table_account, amount=0, hand_id=78) is None
 
-    table_cash_out(user=player, table=table, amount=24_700, idempotency_key="c")
+    table_cash_out(user=player, account=table_account, amount=24_700, idempotency_key="c")
     table_account.refresh_from_db()
     assert table_account.balance == 0
     assert balance_of(AccountKind.HOUSE) == 300
@@ -210,22 +216,34 @@ def test_buy_in_top_up_rake_and_cash_out(player, table, fund):
     assert ledger_consistent()
 
 
-def test_no_buy_in_beyond_the_wallet_nor_cash_out_beyond_the_table(player, table, fund):
+def test_table_movements_take_a_table_account_only(player, fund, ledger_state):
+    fund(player, 1_000)
+    wallet = wallet_ensure(user=player)
+    before = ledger_state()
+    with pytest.raises(ValueError, match="not a table account"):
+        table_buy_in(user=player, account=wallet, amount=100, idempotency_key="w")
+    with pytest.raises(ValueError, match="not a table account"):
+        hand_rake_collect(account=wallet, amount=100, hand_id=9)
+    with pytest.raises(ValueError, match="needs a reference"):
+        table_account_ensure(reference="", name="nameless")
+    assert ledger_state() == before
+
+
+def test_no_buy_in_beyond_the_wallet_nor_cash_out_beyond_the_table(player, table_account, fund):
     fund(player, 1_000)
     with pytest.raises(InsufficientFunds):
-        table_buy_in(user=player, table=table, amount=1_001, idempotency_key="b")
-    table_buy_in(user=player, table=table, amount=1_000, idempotency_key="b2")
+        table_buy_in(user=player, account=table_account, amount=1_001, idempotency_key="b")
+    table_buy_in(user=player, account=table_account, amount=1_000, idempotency_key="b2")
     with pytest.raises(InsufficientFunds):
-        table_cash_out(user=player, table=table, amount=1_001, idempotency_key="c")
+        table_cash_out(user=player, account=table_account, amount=1_001, idempotency_key="c")
     with pytest.raises(InsufficientFunds):
-        hand_rake_collect(table=table, amount=1_001, hand_id=5)
+        hand_rake_collect(account=table_account, amount=1_001, hand_id=5)
 
 
 def test_a_failure_in_the_middle_leaves_nothing_half_done(
-    player, table, fund, ledger_state, monkeypatch
+    player, table_account, fund, ledger_state, monkeypatch
 ):
     fund(player, 10_000)
-    table_account_ensure(table=table)
     before = ledger_state()
     from cashier import services
 
@@ -240,22 +258,24 @@ def test_a_failure_in_the_middle_leaves_nothing_half_done(
 
     monkeypatch.setattr(services, "_balance_apply", crash_on_second_leg)
     with pytest.raises(RuntimeError):
-        table_buy_in(user=player, table=table, amount=4_000, idempotency_key="b")
+        table_buy_in(user=player, account=table_account, amount=4_000, idempotency_key="b")
     assert len(calls) == 2  # the wallet was debited and the transaction written, then...
     assert ledger_state() == before  # ...all of it was rolled back
     assert not LedgerTransaction.objects.filter(idempotency_key="b").exists()
     monkeypatch.undo()
-    table_buy_in(user=player, table=table, amount=4_000, idempotency_key="b")
+    table_buy_in(user=player, account=table_account, amount=4_000, idempotency_key="b")
     assert wallet_balance(user=player) == 6_000
 
 
-def test_inside_the_callers_transaction_a_refusal_rolls_back_only_the_movement(player, table, fund):
+def test_inside_the_callers_transaction_a_refusal_rolls_back_only_the_movement(
+    player, table_account, fund
+):
     fund(player, 1_000)
     with transaction.atomic():
-        table_buy_in(user=player, table=table, amount=600, idempotency_key="b1")
+        table_buy_in(user=player, account=table_account, amount=600, idempotency_key="b1")
         with pytest.raises(InsufficientFunds):
-            table_buy_in(user=player, table=table, amount=600, idempotency_key="b2")
-        table_top_up(user=player, table=table, amount=400, idempotency_key="b3")
+            table_buy_in(user=player, account=table_account, amount=600, idempotency_key="b2")
+        table_top_up(user=player, account=table_account, amount=400, idempotency_key="b3")
     assert wallet_balance(user=player) == 0
     assert ledger_consistent()
 
@@ -274,10 +294,12 @@ def test_ledger_post_refuses_unbalanced_legs(player):
     assert not LedgerTransaction.objects.exists()
 
 
-def test_a_buy_in_costs_a_fixed_number_of_queries(player, table, fund, django_assert_num_queries):
+def test_a_buy_in_costs_a_fixed_number_of_queries(
+    player, table_account, fund, django_assert_num_queries
+):
     fund(player, 10_000)
-    table_account_ensure(table=table)
-    # 2 account look-ups, 1 locking read, 1 key check, 1 insert of the transaction and
-    # 1 of both legs, 2 balance updates: 8; and 3 savepoints, each made and released.
-    with django_assert_num_queries(14):
-        table_buy_in(user=player, table=table, amount=1_000, idempotency_key="b")
+    # 1 wallet look-up (the caller passes the table's account), 1 locking read, 1 key
+    # check, 1 insert of the transaction and 1 of both legs, 2 balance updates: 7; and
+    # 3 savepoints, each made and released.
+    with django_assert_num_queries(13):
+        table_buy_in(user=player, account=table_account, amount=1_000, idempotency_key="b")

@@ -36,10 +36,10 @@ from cashier.models import AccountKind, LedgerAccount
 from cashier.services import deposit_create
 from tables.engine.cards import card_str
 from tables.engine.state import HandState
+from tables.ledger import table_account_get, table_ledger_reference
 from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table, TableStatus
-from tests.api.play import stake_for
 from tests.chaos.recording import RECORDED
-from tests.factories import TableFactory, UserFactory
+from tests.kit import TableFactory, UserFactory, stake_for
 
 CARD = re.compile(r"\A[2-9TJQKA][cdhs]\Z")
 # The room's own key families a client may try to pre-claim (issue #12, finding 2).
@@ -142,7 +142,7 @@ def wallet(user: User) -> int:
 
 
 def table_account(table: Table) -> int:
-    account = LedgerAccount.objects.filter(kind=AccountKind.TABLE, table=table).first()
+    account = table_account_get(table=table)
     return account.balance if account else 0
 
 
@@ -161,9 +161,10 @@ def ledger_checks(world: World) -> None:
     wallets = LedgerAccount.objects.filter(
         kind=AccountKind.WALLET, user__in=world.people
     ).aggregate(total=Sum("balance"))["total"]
-    tables = LedgerAccount.objects.filter(kind=AccountKind.TABLE, table__in=world.tables).aggregate(
-        total=Sum("balance")
-    )["total"]
+    tables = LedgerAccount.objects.filter(
+        kind=AccountKind.TABLE,
+        reference__in=[table_ledger_reference(table_id=t.pk) for t in world.tables],
+    ).aggregate(total=Sum("balance"))["total"]
     raked = _system_balance(AccountKind.HOUSE) - world.house_before
     held = _system_balance(AccountKind.HOLD) - world.hold_before
     held_total = (wallets or 0) + (tables or 0) + raked + held

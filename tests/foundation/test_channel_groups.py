@@ -20,7 +20,7 @@ from channels_redis.core import RedisChannelLayer
 from poker_room.channel_layer import RefreshingRedisChannelLayer
 from poker_room.routing import websocket_urlpatterns
 from tables.events import table_group
-from tests.factories import TableFactory
+from tests.kit import TableFactory
 
 GROUP_EXPIRY = 3
 REFRESH = 0.5

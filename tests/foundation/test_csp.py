@@ -13,7 +13,7 @@ from django.test import Client
 
 from accounts.services import auditor_create
 from cashier.services import deposit_create
-from tests.factories import PASSWORD, TableFactory, UserFactory
+from tests.kit import PASSWORD, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 

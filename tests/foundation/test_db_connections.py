@@ -28,7 +28,7 @@ from psycopg_pool import PoolTimeout
 from rest_framework.test import APIClient
 
 from tests.conftest import ROOT, answers, database_url_for, free_port, room_process, wait_until_up
-from tests.factories import TableFactory, UserFactory
+from tests.kit import TableFactory, UserFactory
 
 POOL_MAX = 4
 REQUESTS = 500

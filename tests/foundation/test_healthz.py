@@ -8,8 +8,7 @@ from django.utils import timezone
 
 from tables.models import Hand, HandStatus, Heartbeat, Table, TableStatus
 from tables.tasks import SWEEP_HEARTBEAT, sweep_task
-from tests.factories import TableFactory
-from tests.tables.conftest import deal, seat_players
+from tests.kit import TableFactory, deal, seat_players
 
 CHECKS = {"database", "redis", "celery", "beat", "tables", "turns"}
 

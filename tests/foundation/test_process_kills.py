@@ -27,8 +27,7 @@ from django.conf import settings
 from poker_room.celery import app as celery_app
 from tables.models import Hand, HandEvent
 from tests.conftest import room_process, wait_for, wait_until_up
-from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import seat_players
+from tests.kit import StakeLevelFactory, TableFactory, seat_players
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -34,7 +34,7 @@ from cashier.services import deposit_create
 from poker_room.routing import websocket_urlpatterns
 from tables.events import table_group
 from tests.conftest import free_port, room_process, wait_until_up
-from tests.factories import PASSWORD, TableFactory, UserFactory
+from tests.kit import PASSWORD, TableFactory, UserFactory, api_for
 
 DEAD_CACHE = {
     "default": {
@@ -44,12 +44,6 @@ DEAD_CACHE = {
         "OPTIONS": {"socket_connect_timeout": 1.0, "socket_timeout": 1.0},
     }
 }
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user=user)
-    return client
 
 
 @pytest.mark.django_db

@@ -20,9 +20,16 @@ from tables.exceptions import TableError
 from tables.models import Hand, HandStatus, Seat
 from tables.services import play
 from tables.services.seating import seat_take, seat_top_up
-from tests.api.play import sit, stacked_deck_forced, stake_for
-from tests.factories import TableFactory
-from tests.tables.conftest import current, deal, funded_player, key
+from tests.kit import (
+    TableFactory,
+    current,
+    deal,
+    funded_player,
+    key,
+    sit,
+    stacked_deck_forced,
+    stake_for,
+)
 
 pytestmark = pytest.mark.django_db
 

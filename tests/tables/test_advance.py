@@ -8,7 +8,7 @@ from tables.exceptions import IllegalTableAction, NotYourTurn
 from tables.models import HandEvent, Seat
 from tables.services import play
 from tables.services.advance import seat_advance_set
-from tests.tables.conftest import current, deal
+from tests.kit import current, deal
 from tests.tables.test_services import sit, users_at
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def three_handed(table):
-    from tests.tables.conftest import funded_player
+    from tests.kit import funded_player
 
     players = [funded_player() for _ in range(3)]
     for number, user in zip((1, 2, 3), players, strict=True):

@@ -10,7 +10,7 @@ from tables.models import AutoTopUp, HandEvent, HandStatus, Seat, SeatStatus
 from tables.services import play, seating
 from tables.services.dealing import deal_plan
 from tables.services.top_up import auto_top_up_set
-from tests.tables.conftest import current, deal, funded_player, key, seat_players
+from tests.kit import current, deal, funded_player, key, seat_players
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,7 @@ from tables.models import HandEvent, Seat, Structure
 from tables.selectors import table_snapshot
 from tables.services import play, seating
 from tables.services.blind_options import OVERBLIND, STRADDLE, seat_blind_option_set
-from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import current, deal, funded_player, key
+from tests.kit import StakeLevelFactory, TableFactory, current, deal, funded_player, key
 from tests.tables.test_services import play_passively, users_at
 
 pytestmark = pytest.mark.django_db

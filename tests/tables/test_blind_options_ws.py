@@ -9,7 +9,7 @@ from channels.db import database_sync_to_async as db
 from django.utils import timezone
 
 from tables.models import Seat, Structure
-from tests.factories import StakeLevelFactory, TableFactory
+from tests.kit import StakeLevelFactory, TableFactory
 from tests.tables.test_blind_options import seated
 from tests.tables.test_consumer_hardening import communicator, connected
 from tests.tables.test_consumers import Client_

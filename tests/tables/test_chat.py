@@ -10,8 +10,7 @@ from django.utils import timezone
 
 from tables.models import ChatMessage, Table
 from tables.services.chat import CHAT_BURST, CHAT_MAX_CHARS, chat_send
-from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import funded_player, seat_players
+from tests.kit import StakeLevelFactory, TableFactory, funded_player, seat_players
 from tests.tables.test_consumers import connect_as
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -10,21 +10,16 @@ import pytest
 from channels.db import database_sync_to_async as sync_to_async
 from django.db import connection
 
-from cashier.models import AccountKind, LedgerAccount, Withdrawal, WithdrawalStatus
+from cashier.models import Withdrawal, WithdrawalStatus
 from cashier.services import withdrawal_approve, withdrawal_request
 from tables.models import Hand, HandStatus, Seat
-from tests.factories import StakeLevelFactory, TableFactory, UserFactory
-from tests.tables.conftest import funded_player
+from tests.kit import StakeLevelFactory, TableFactory, UserFactory, funded_player, wallet
 from tests.tables.test_consumers import connect_as, play_one_hand
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("celery_worker_process"),
 ]
-
-
-def wallet(user) -> int:
-    return LedgerAccount.objects.get(kind=AccountKind.WALLET, user=user).balance
 
 
 @pytest.fixture

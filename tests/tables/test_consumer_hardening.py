@@ -32,8 +32,7 @@ from tables.consumers import REORDER_WAIT, TableConsumer, TokenBucket
 from tables.events import TableMessage, table_group
 from tables.models import Hand, HandEvent, Seat
 from tables.services import play
-from tests.factories import TableFactory
-from tests.tables.conftest import current, funded_player
+from tests.kit import TableFactory, current, funded_player
 from tests.tables.test_consumers import Client_
 from tests.tables.test_services import heads_up, users_at, wallet_balance
 

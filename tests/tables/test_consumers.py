@@ -17,8 +17,7 @@ from django.test import Client
 from poker_room.asgi import application
 from poker_room.routing import websocket_urlpatterns
 from tables.models import Hand, HandStatus
-from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import funded_player
+from tests.kit import StakeLevelFactory, TableFactory, funded_player
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

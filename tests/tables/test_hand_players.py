@@ -15,15 +15,22 @@ from django.apps import apps
 from django.core.management import call_command
 
 from accounts.services import user_sign_up
-from cashier.models import RakeContribution
 from tables.engine.state import HandState
 from tables.exceptions import HandInProgress, NotYourTurn
-from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat
+from tables.ledger import table_account_get
+from tables.models import Departure, Hand, HandPlayer, HandStatus, RakeContribution, Seat
 from tables.selectors import table_snapshot
 from tables.services import play, seating
-from tests.api.play import act_passively, stake_for
-from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import current, deal, funded_player, key
+from tests.kit import (
+    StakeLevelFactory,
+    TableFactory,
+    act_passively,
+    current,
+    deal,
+    funded_player,
+    key,
+    stake_for,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -45,9 +52,7 @@ def a_new_account_named(name: str):
 
 
 def assert_table_account_matches_seats(table) -> None:
-    from cashier.models import AccountKind, LedgerAccount
-
-    account = LedgerAccount.objects.get(kind=AccountKind.TABLE, table=table)
+    account = table_account_get(table=table)
     assert account.balance == sum(Seat.objects.filter(table=table).values_list("stack", flat=True))
 
 

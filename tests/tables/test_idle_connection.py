@@ -6,7 +6,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from poker_room.routing import websocket_urlpatterns
-from tests.factories import TableFactory
+from tests.kit import TableFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,11 +10,10 @@ import pytest
 from channels.db import database_sync_to_async as sync_to_async
 from rest_framework.test import APIClient
 
-from cashier.models import AccountKind, LedgerAccount
 from tables.engine.state import HandState
 from tables.models import Departure, Hand, HandEvent, HandStatus, Seat
 from tables.services import play, seating
-from tests.tables.conftest import current, deal, funded_player, key
+from tests.kit import current, deal, funded_player, key, wallet
 from tests.tables.test_consumers import connect_as
 
 pytestmark = pytest.mark.django_db
@@ -50,10 +49,6 @@ def actor_seat(table) -> int | None:
 
 def seat_number(table, user) -> int:
     return Seat.objects.get(table=table, player=user).number
-
-
-def wallet(user) -> int:
-    return LedgerAccount.objects.get(kind=AccountKind.WALLET, user=user).balance
 
 
 def test_a_leaver_who_can_check_checks_when_another_players_act_reaches_them(table):

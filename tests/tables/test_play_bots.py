@@ -29,6 +29,7 @@ from tables.bots.strategy import PROFILES, Decision, choose_action, legal_option
 from tables.engine.actions import Action
 from tables.engine.deck import shuffled_deck
 from tables.engine.state import SeatEntry, apply, start_hand
+from tables.ledger import table_ledger_reference
 from tables.models import Hand, HandEvent, HandStatus, Seat, StakeLevel, Table
 from tables.services.config import stake_config
 from tests.conftest import ROOT, answers, database_url_for, free_port, wait_until_up
@@ -139,7 +140,8 @@ def _played(table_ids: list[int]) -> dict[str, object]:
         "seated": Seat.objects.filter(table_id__in=table_ids).count(),
         "table_chips": sum(
             LedgerAccount.objects.filter(
-                kind=AccountKind.TABLE, table_id__in=table_ids
+                kind=AccountKind.TABLE,
+                reference__in=[table_ledger_reference(table_id=pk) for pk in table_ids],
             ).values_list("balance", flat=True)
         ),
     }

@@ -15,23 +15,17 @@ from collections.abc import Callable
 
 import pytest
 from channels.db import database_sync_to_async as sync_to_async
-from rest_framework.test import APIClient
 
-from cashier.models import AccountKind, LedgerAccount, LedgerTransaction, TransactionKind
+from cashier.models import LedgerTransaction, TransactionKind
 from tables.exceptions import TableError
 from tables.models import Seat, SeatStatus, TableStatus
 from tables.services import play, seating
 from tables.services.admin import table_status_set
 from tests.concurrency import run_together
-from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import current, deal, funded_player
+from tests.kit import StakeLevelFactory, TableFactory, api_for, current, deal, funded_player, wallet
 from tests.tables.test_consumers import connect_as
 
 BUY_IN = 10_000
-
-
-def wallet(user) -> int:
-    return LedgerAccount.objects.get(kind=AccountKind.WALLET, user=user).balance
 
 
 def sit(table, user, number=1, buy_in=BUY_IN, key="k"):
@@ -52,12 +46,6 @@ def code_of(call: Callable[[], object]) -> str:
 
 def movements(user, kind) -> int:
     return LedgerTransaction.objects.filter(user=user, kind=kind).count()
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def post(client, url, data=None, key="replayed"):

@@ -14,19 +14,13 @@ Service level first, then REST, then the WebSocket.
 
 import pytest
 from channels.db import database_sync_to_async as sync_to_async
-from rest_framework.test import APIClient
 
-from cashier.models import AccountKind, LedgerAccount, LedgerTransaction
+from cashier.models import LedgerTransaction
 from tables.exceptions import TableError
 from tables.models import Seat
 from tables.services import seating
-from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import deal, funded_player
+from tests.kit import StakeLevelFactory, TableFactory, api_for, deal, funded_player, wallet
 from tests.tables.test_consumers import connect_as
-
-
-def wallet(user) -> int:
-    return LedgerAccount.objects.get(kind=AccountKind.WALLET, user=user).balance
 
 
 def sit(table, user, number=1, buy_in=10_000, key="sit-key"):
@@ -141,12 +135,6 @@ def test_a_top_up_key_of_an_earlier_seat_is_refused_and_adds_nothing(table):
 
 
 # --- REST ---------------------------------------------------------------------------
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def post(client, url, data=None, key="replayed"):

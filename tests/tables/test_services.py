@@ -15,15 +15,16 @@ from tables.exceptions import (
     StaleCommand,
     TableError,
 )
+from tables.ledger import table_account_get
 from tables.models import Departure, Hand, HandEvent, HandStatus, Seat, SeatStatus
 from tables.services import play, seating
-from tests.tables.conftest import current, deal, funded_player, key
+from tests.kit import current, deal, funded_player, key
 
 pytestmark = pytest.mark.django_db
 
 
 def table_balance(table) -> int:
-    return LedgerAccount.objects.get(kind=AccountKind.TABLE, table=table).balance
+    return table_account_get(table=table).balance
 
 
 def wallet_balance(user) -> int:

@@ -13,8 +13,7 @@ from poker_room.routing import websocket_urlpatterns
 from tables.events import TableMessage, table_group
 from tables.exceptions import StaleCommand
 from tables.services import play
-from tests.factories import TableFactory
-from tests.tables.conftest import current, deal
+from tests.kit import TableFactory, current, deal
 from tests.tables.test_services import heads_up, play_passively, users_at
 
 

@@ -21,8 +21,7 @@ from tables.exceptions import NotYourTurn
 from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
 from tables.services import play
 from tables.tasks import action_timeout_task, hand_start_task, sweep_task
-from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import current, deal, seat_players
+from tests.kit import StakeLevelFactory, TableFactory, current, deal, seat_players
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

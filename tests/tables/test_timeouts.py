@@ -7,8 +7,7 @@ from tables.engine.state import HandState
 from tables.models import Hand, HandEvent, HandStatus, Seat
 from tables.services import play
 from tests.conftest import wait_for
-from tests.factories import StakeLevelFactory, TableFactory
-from tests.tables.conftest import seat_players
+from tests.kit import StakeLevelFactory, TableFactory, seat_players
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

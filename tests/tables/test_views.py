@@ -8,8 +8,7 @@ from django.urls import reverse
 from tables.lobby import dollars, lobby_tables, table_average_pots
 from tables.models import Hand, HandStatus, TableStatus
 from tables.services.seating import seat_take
-from tests.factories import StakeLevelFactory, TableFactory, UserFactory
-from tests.tables.conftest import deal, funded_player, key
+from tests.kit import StakeLevelFactory, TableFactory, UserFactory, deal, funded_player, key
 
 pytestmark = pytest.mark.django_db
 

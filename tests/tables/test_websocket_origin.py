@@ -10,7 +10,7 @@ import pytest
 from channels.testing import WebsocketCommunicator
 
 from poker_room.asgi import application
-from tests.factories import TableFactory
+from tests.kit import TableFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

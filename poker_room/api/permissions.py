@@ -1,4 +1,4 @@
-"""Permissions of the history and report APIs."""
+"""Permissions shared by the APIs: the auditor role (the history, report and ledger APIs)."""
 
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request

@@ -8,18 +8,13 @@ from rest_framework.test import APIClient
 
 from cashier.models import LedgerTransaction, Withdrawal, WithdrawalStatus
 from cashier.selectors import wallet_balance, wallet_get
-from cashier.services import MAX_AMOUNT, withdrawal_request
+from cashier.services import MAX_AMOUNT, table_account_ensure, table_buy_in, withdrawal_request
+from tests.kit import api_for
 
 pytestmark = pytest.mark.django_db
 
 DEPOSITS = "/api/cashier/deposits/"
 WITHDRAWALS = "/api/cashier/withdrawals/"
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user=user)
-    return client
 
 
 def post(client: APIClient, url: str, body: object, key: str | None = "auto"):
@@ -188,6 +183,7 @@ def test_a_player_reads_only_their_own_ledger_entries(player, other_player, fund
     body = client.get("/api/ledger/").json()
     assert body["count"] == 1
     assert body["results"][0]["owner"] == player.username
+    assert body["results"][0]["owner_id"] == player.pk
     assert body["results"][0]["amount"] == 100
     assert body["results"][0]["kind"] == "deposit"
 
@@ -195,14 +191,16 @@ def test_a_player_reads_only_their_own_ledger_entries(player, other_player, fund
     assert refused.status_code == 403
     assert refused.json()["code"] == "permission_denied"
     assert client.get("/api/ledger/", {"user": player.username.upper()}).json()["count"] == 1
+    assert client.get("/api/ledger/", {"user_id": player.pk}).json()["count"] == 1
+    assert client.get("/api/ledger/", {"user_id": other_player.pk}).status_code == 403
 
 
-def test_an_auditor_reads_every_entry_with_filters(auditor, player, other_player, table, fund):
-    from cashier.services import table_buy_in
+def test_an_auditor_reads_every_entry_with_filters(auditor, player, other_player, fund):
+    table_account = table_account_ensure(reference="table:7", name="Seven")
 
     fund(player, 1_000)
     fund(other_player, 2_000)
-    table_buy_in(user=player, table=table, amount=400, idempotency_key="b")
+    table_buy_in(user=player, account=table_account, amount=400, idempotency_key="b")
     client = api_for(auditor)
 
     def count(**params) -> int:
@@ -212,8 +210,11 @@ def test_an_auditor_reads_every_entry_with_filters(auditor, player, other_player
 
     assert count() == 6
     assert count(user=player.username) == 2
+    assert count(user_id=player.pk) == 2
     assert count(account_kind="clearing") == 2
     assert count(account_kind="table") == 1
+    table_leg = client.get("/api/ledger/", {"account_kind": "table"}).json()["results"][0]
+    assert (table_leg["reference"], table_leg["amount"]) == (table_account.reference, 400)
     assert count(kind="buy_in") == 2
     assert count(kind="deposit", user=other_player.username) == 1
     assert count(since="2000-01-01", until="2100-01-01T00:00:00Z") == 6

@@ -9,11 +9,11 @@ import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
 
-from cashier.models import AccountKind, LedgerAccount, RakeContribution, RakeReport
-from cashier.rake import rake_report_build
-from cashier.tasks import rake_report_daily_task
-from tables.models import Hand
-from tests.api.play import play_hand, play_passively, stake_for, table_with_players
+from cashier.models import AccountKind, LedgerAccount
+from tables.models import Hand, HandPlayer, RakeContribution, RakeReport
+from tables.rake import rake_report_build
+from tables.tasks import rake_report_daily_task
+from tests.kit import api_for, play_hand, play_passively, stake_for, table_with_players
 
 pytestmark = pytest.mark.django_db
 
@@ -38,12 +38,6 @@ def played(db):
     late = datetime.datetime.combine(YESTERDAY, datetime.time(23, 59), tzinfo=datetime.UTC)
     Hand.objects.filter(pk=moved.pk).update(started_at=late, ended_at=late)
     return tables, hands, moved
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user=user)
-    return client
 
 
 def test_the_report_sums_a_day_per_table_and_player(played):
@@ -85,8 +79,8 @@ def test_rebuilding_a_day_replaces_its_rows(played):
 def test_the_beat_task_builds_yesterday_by_default(played):
     rake_report_daily_task()
     assert list(RakeReport.objects.values_list("date", "hands")) == [(YESTERDAY, 1)]
-    entry = settings.CELERY_BEAT_SCHEDULE["cashier-rake-report-daily"]
-    assert entry["task"] == "cashier.tasks.rake_report_daily_task"
+    entry = settings.CELERY_BEAT_SCHEDULE["tables-rake-report-daily"]
+    assert entry["task"] == "tables.tasks.rake_report_daily_task"
 
 
 def test_a_day_without_hands_has_an_empty_report(db):
@@ -107,6 +101,12 @@ def test_auditors_read_the_report_through_the_api(played, auditor, player):
     assert sum(s["hands"] for s in body["stake_levels"]) == report.hands
     assert {t["table_id"] for t in body["tables"]} == {t.id for t in tables}
     assert sum(p["rake"] for p in body["players"]) == report.rake
+    # Players are named by user id, their screen name beside it, most rake first.
+    dealt = dict(HandPlayer.objects.values_list("user_id", "user__username").distinct())
+    assert {(p["player_id"], p["player"]) for p in body["players"]} <= set(dealt.items())
+    assert [p["rake"] for p in body["players"]] == sorted(
+        (p["rake"] for p in body["players"]), reverse=True
+    )
     assert client.get("/api/reports/rake/", {"date": "2020-01-01"}).status_code == 404
     assert client.get("/api/reports/rake/", {"date": "yesterday"}).status_code == 400
     assert client.get("/api/reports/rake/").status_code == 400
@@ -118,12 +118,22 @@ def test_auditors_read_the_report_through_the_api(played, auditor, player):
 def test_the_admin_shows_reports_read_only(played, admin_client):
     report = rake_report_build(day=TODAY)
     for url in (
-        "/admin/cashier/rakereport/",
-        f"/admin/cashier/rakereport/{report.pk}/change/",
-        "/admin/cashier/rakecontribution/",
+        "/admin/tables/rakereport/",
+        f"/admin/tables/rakereport/{report.pk}/change/",
+        "/admin/tables/rakecontribution/",
     ):
         response = admin_client.get(url)
         assert response.status_code == 200, url
-    assert admin_client.get("/admin/cashier/rakereport/add/").status_code == 403
-    page = admin_client.get(f"/admin/cashier/rakereport/{report.pk}/change/").content.decode()
+    assert admin_client.get("/admin/tables/rakereport/add/").status_code == 403
+    page = admin_client.get(f"/admin/tables/rakereport/{report.pk}/change/").content.decode()
     assert all(table.name in page for table in played[0])
+
+
+def test_a_renamed_player_keeps_their_rake_under_their_user_id(played, auditor):
+    report = rake_report_build(day=TODAY)
+    top = report.players.order_by("-rake", "player_id").first().player
+    top.username = f"{top.username}-renamed"
+    top.save()
+    body = api_for(auditor).get("/api/reports/rake/", {"date": TODAY.isoformat()}).json()
+    first = body["players"][0]
+    assert (first["player_id"], first["player"]) == (top.pk, top.username)

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tables', '0008_stake_level_defaults'),
+        ('tables', '0009_rake_accounting'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

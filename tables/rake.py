@@ -1,14 +1,16 @@
 """Rake accounting: who paid each hand's rake, and the daily rake reports (RULES.md §6).
 
-The ledger already moves each hand's rake from the table to the house
-(`cashier.services.hand_rake_collect`). This module attributes it and sums it up:
+The ledger moves each hand's rake from the table's account to the house
+(`cashier.services.hand_rake_collect`). This module, of the tables app because it reads
+hands and their players (the cashier knows nothing of tables), attributes it and sums it
+up; players are always found by user id (`HandPlayer.user_id`), never by screen name:
 
 - `rake_contributions_record` stores each player's share of a hand's rake as the engine
   computed it (`HandResult.contributed_rake`: proportional to what each put in the pots,
   floored, left-over cents to the largest contributors, finer point 13). The tables layer
   calls it while settling the hand, in the same transaction as the rake posting, so a
   hand's contributions exist exactly when its rake does. The audit check
-  ``rake_contributions_match_hands`` (cashier/audit.py) verifies that they sum to it.
+  ``rake_contributions_match_hands`` (tables/audit.py) verifies that they sum to it.
 - `rake_report_build` rebuilds the report of one UTC day from the hands that ended that
   day: per table (with its stake level), per player, and the day's totals. Rebuilding a
   day replaces its rows, so the beat task (`rake_report_daily_task`) and a manual rebuild
@@ -25,9 +27,16 @@ from django.db import connection, transaction
 from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 
-from cashier.models import RakeContribution, RakeReport, RakeReportPlayer, RakeReportTable
 from tables.engine.state import HandState
-from tables.models import Hand, HandPlayer, HandStatus
+from tables.models import (
+    Hand,
+    HandPlayer,
+    HandStatus,
+    RakeContribution,
+    RakeReport,
+    RakeReportPlayer,
+    RakeReportTable,
+)
 
 # Namespace of the advisory locks taken while a day's report is rebuilt.
 _REPORT_LOCK_NAMESPACE = 0x5241_4B45  # "RAKE"
@@ -147,7 +156,8 @@ def rake_report_tables(*, report: RakeReport) -> list[RakeReportTable]:
 
 
 def rake_report_players(*, report: RakeReport) -> list[RakeReportPlayer]:
-    return list(report.players.select_related("player").order_by("-rake", "player__username"))
+    """The report's players, most rake first (ties by user id: a stable order)."""
+    return list(report.players.select_related("player").order_by("-rake", "player_id"))
 
 
 def rake_report_stake_levels(*, tables: list[RakeReportTable]) -> list[StakeLevelRake]:

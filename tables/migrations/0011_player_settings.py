@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0004_user_name_skeleton'),
-        ('tables', '0009_chat'),
+        ('tables', '0010_chat'),
     ]
 
     operations = [
