@@ -6,6 +6,7 @@ from typing import Any
 from django.utils import timezone
 
 from accounts.models import User
+from tables.engine.events import EVENT_TYPES, event_from_dict
 from tables.engine.state import HandState
 from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, StakeLevel, Table
 
@@ -29,7 +30,11 @@ def table_seats(*, table: Table) -> list[Seat]:
 
 
 def seats_public(seats: list[Seat]) -> list[dict]:
-    """What anyone at the table may know of its seats."""
+    """What anyone at the table may know of its seats.
+
+    `disconnected`: the player's last connection to the table closed and they have not
+    come back yet (`Seat.dropped_at`, services/play.py); everyone sees it, with their clock.
+    """
     return [
         {
             "seat": s.number,
@@ -38,9 +43,26 @@ def seats_public(seats: list[Seat]) -> list[dict]:
             "status": s.status,
             "leaving": s.leave_after_hand,
             "sitting_out_next": s.sit_out_after_hand,
+            "disconnected": s.dropped_at is not None,
         }
         for s in sorted(seats, key=lambda s: s.number)
     ]
+
+
+def hand_log_for(*, hand: Hand, seat: int | None) -> list[dict[str, Any]]:
+    """The hand's events so far as the viewer at `seat` (None: a spectator, or a player
+    not dealt in) saw them on the stream: an event they may not see (another player's hole
+    cards) keeps only its type and seat, as `Recorder.engine_events` broadcast it.
+
+    A page reopened mid-hand rebuilds its hand log from this.
+    """
+    log = []
+    for row in hand.events.order_by("seq"):
+        if row.type in EVENT_TYPES and event_from_dict(row.data).visible_to(seat):
+            log.append({"hand": hand.id, **row.data})
+        else:
+            log.append({"hand": hand.id, "type": row.type, "seat": row.data.get("seat")})
+    return log
 
 
 def rathole_departure(*, table: Table, user: User) -> Departure | None:
@@ -115,11 +137,13 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
             and mine.number in state.seats
             and hand_dealt_to(hand=hand, seat=mine.number, user_id=mine.player_id)
         )
-        hand_view = state.view(mine.number if in_hand else None)
+        viewer_seat = mine.number if in_hand else None
+        hand_view = state.view(viewer_seat)
         hand_view["id"] = hand.id
         hand_view["number"] = hand.number
         hand_view["turn"] = hand.turn_version
         hand_view["deadline"] = hand.turn_deadline.isoformat() if hand.turn_deadline else None
+        hand_view["log"] = hand_log_for(hand=hand, seat=viewer_seat)
     buy_in = None
     if user is not None and user.is_authenticated and mine is None:
         low, high = buy_in_range(table=table, user=user)
