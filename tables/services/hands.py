@@ -276,9 +276,19 @@ def turn_start(
 
 
 def turn_announce(
-    *, table: Table, hand: Hand, state: HandState, seats: list[Seat], recorder: Recorder
+    *,
+    table: Table,
+    hand: Hand,
+    state: HandState,
+    seats: list[Seat],
+    recorder: Recorder,
+    reconnect_bonus_seconds: int = 0,
 ) -> None:
-    """The `turn` message: the actor and their clock for all, legal actions for the actor."""
+    """The `turn` message: the actor and their clock for all, legal actions for the actor.
+
+    `reconnect_bonus_seconds`: the deadline moved later by the reconnect bonus; the
+    message says so, for the table to show it as such.
+    """
     deadline = hand.turn_deadline
     if deadline is None:
         raise ValueError("a turn is announced only once its deadline is set")
@@ -290,6 +300,8 @@ def turn_announce(
         "deadline": deadline.isoformat(),
         "time_bank_seconds": table.time_bank_seconds,
     }
+    if reconnect_bonus_seconds:
+        public["reconnect_bonus_seconds"] = reconnect_bonus_seconds
     actor_user = users_by_seat(seats).get(state.actor)
     private = {}
     if actor_user is not None:

@@ -19,7 +19,7 @@ from tables.engine.state import HandState, apply_in_place
 from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn, StaleCommand
 from tables.models import Hand, ProtectionUse, Seat
 from tables.scheduling import schedule_turn_timeout
-from tables.selectors import hand_dealt_to, hand_in_progress, table_seats
+from tables.selectors import hand_dealt_to, hand_in_progress, seats_public, table_seats
 from tables.services.hands import hand_continue, turn_announce, users_by_seat
 from tables.services.locking import table_command, table_lock
 from tables.services.recorder import Recorder
@@ -134,10 +134,14 @@ def seat_reconnected(*, table_id: int, user: User) -> bool:
     if seat is None:
         return False
     dropped_turn = seat.dropped_turn
+    recorder = Recorder(table)
     if seat.dropped_at is not None or dropped_turn is not None:
         seat.dropped_at = None
         seat.dropped_turn = None
         seat.save(update_fields=["dropped_at", "dropped_turn"])
+        # Everyone's "disconnected" badge for this player goes.
+        recorder.message({"type": "seats", "seats": seats_public(seats)})
+        recorder.save()
     hand: Hand | None = hand_in_progress(table=table)
     if (
         hand is None
@@ -157,8 +161,14 @@ def seat_reconnected(*, table_id: int, user: User) -> bool:
     hand.turn_bonus_used = True
     hand.turn_deadline += timedelta(seconds=table.reconnect_bonus_seconds)
     hand.save(update_fields=["turn_bonus_used", "turn_deadline"])
-    recorder = Recorder(table)
-    turn_announce(table=table, hand=hand, state=state, seats=seats, recorder=recorder)
+    turn_announce(
+        table=table,
+        hand=hand,
+        state=state,
+        seats=seats,
+        recorder=recorder,
+        reconnect_bonus_seconds=table.reconnect_bonus_seconds,
+    )
     recorder.save()
     return True
 
@@ -185,4 +195,8 @@ def seat_disconnected(*, table_id: int, user: User) -> bool:
     seat.dropped_at = timezone.now()
     seat.dropped_turn = turn
     seat.save(update_fields=["dropped_at", "dropped_turn"])
+    # Everyone sees that the player dropped ("disconnected" beside their clock).
+    recorder = Recorder(table)
+    recorder.message({"type": "seats", "seats": seats_public(table_seats(table=table))})
+    recorder.save()
     return turn is not None

@@ -3,7 +3,8 @@
 - The snapshot carries the hand's log so far, as this viewer saw it on the stream: their
   own hole cards, nobody else's (a spectator's, another player's, a seated player not
   dealt in).
-- The public seats say who is disconnected.
+- The public seats say who is disconnected; a drop and a return each publish `seats`.
+- The `turn` message of a reconnect bonus says how many seconds it added.
 """
 
 import json
@@ -91,3 +92,43 @@ def test_the_public_seats_say_who_is_disconnected(table, heads_up):
         True,
         False,
     ]
+
+
+def test_a_drop_and_a_return_show_in_the_public_seats_for_everyone(table, heads_up, published):
+    alice, _bob = heads_up
+    published.clear()
+    play.seat_disconnected(table_id=table.id, user=alice)
+    [message] = published
+    seats = {s["seat"]: s for s in message.for_user(None)["seats"]}
+    assert message.public["type"] == "seats"
+    assert (seats[1]["disconnected"], seats[2]["disconnected"]) == (True, False)
+    spectator = table_snapshot(table=table, user=None)
+    assert [s["disconnected"] for s in spectator["seats"]] == [True, False]
+
+    published.clear()
+    play.seat_reconnected(table_id=table.id, user=alice)
+    seats_messages = [m for m in published if m.public["type"] == "seats"]
+    assert [s["disconnected"] for s in seats_messages[0].public["seats"]] == [False, False]
+    assert Seat.objects.get(table=table, player=alice).dropped_at is None
+
+
+def test_a_return_without_a_drop_publishes_nothing(table, heads_up, published):
+    alice, _bob = heads_up
+    published.clear()
+    play.seat_reconnected(table_id=table.id, user=alice)
+    assert published == []
+
+
+def test_the_turn_of_a_reconnect_bonus_says_how_many_seconds_it_added(table, heads_up, published):
+    _, state = current(table)
+    actor = users_at(table)[state.actor]
+    play.seat_disconnected(table_id=table.id, user=actor)
+    published.clear()
+    assert play.seat_reconnected(table_id=table.id, user=actor)
+    [turn] = [m for m in published if m.public["type"] == "turn"]
+    assert turn.public["reconnect_bonus_seconds"] == table.reconnect_bonus_seconds
+    assert turn.for_user(actor.id)["reconnect_bonus_seconds"] == table.reconnect_bonus_seconds
+    # An ordinary turn says nothing of a bonus.
+    published.clear()
+    play.hand_act(table_id=table.id, user=actor, kind="check")
+    assert all("reconnect_bonus_seconds" not in m.public for m in published)
