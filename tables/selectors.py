@@ -8,7 +8,16 @@ from django.utils import timezone
 from accounts.models import User
 from tables.engine.events import EVENT_TYPES, event_from_dict
 from tables.engine.state import HandState
-from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, StakeLevel, Table
+from tables.models import (
+    Departure,
+    Hand,
+    HandPlayer,
+    HandStatus,
+    Seat,
+    SeatStatus,
+    StakeLevel,
+    Table,
+)
 
 
 def hand_in_progress(*, table: Table) -> Hand | None:
@@ -34,6 +43,7 @@ def seats_public(seats: list[Seat]) -> list[dict]:
 
     `disconnected`: the player's last connection to the table closed and they have not
     come back yet (`Seat.dropped_at`, services/play.py); everyone sees it, with their clock.
+    `posts_big_blind`: waiting, they asked to come in with a big blind at the next deal.
     """
     return [
         {
@@ -44,6 +54,7 @@ def seats_public(seats: list[Seat]) -> list[dict]:
             "leaving": s.leave_after_hand,
             "sitting_out_next": s.sit_out_after_hand,
             "disconnected": s.dropped_at is not None,
+            "posts_big_blind": s.status == SeatStatus.WAITING and s.post_big_blind,
         }
         for s in sorted(seats, key=lambda s: s.number)
     ]
