@@ -260,7 +260,8 @@ def seat_sit_out(*, table_id: int, user: User) -> Seat:
 
 @table_command
 def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> Seat:
-    """Come back: like a newcomer, wait for the big blind or post one (RULES §4)."""
+    """Come back: like a newcomer, wait for the big blind or post one (RULES §4). A player
+    already waiting for the big blind may ask to post one now instead."""
     table = table_lock(table_id=table_id)
     seat = _seat_of(table, user)
     seat.sit_out_after_hand = False
@@ -271,6 +272,8 @@ def seat_sit_in(*, table_id: int, user: User, post_big_blind: bool = False) -> S
             raise BuyInOutOfRange("You have no chips at this table: top up first.")
         seat.status = SeatStatus.WAITING
         seat.post_big_blind = post_big_blind
+    elif seat.status == SeatStatus.WAITING and post_big_blind:
+        seat.post_big_blind = True
     seat.save(
         update_fields=["status", "post_big_blind", "sit_out_after_hand", "consecutive_timeouts"]
     )
