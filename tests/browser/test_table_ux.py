@@ -28,7 +28,7 @@ from tables.services import play
 from tables.services.seating import seat_take
 from tests.browser.conftest import PHONE, SCREENSHOTS
 from tests.browser.test_csp_browser import assert_no_csp_violation, watched
-from tests.browser.test_table_ui import holdem_table, outside_the_browser_loop, player
+from tests.browser.test_table_ui import holdem_table, outside_the_browser_loop, player, sit
 from tests.factories import PASSWORD, StakeLevelFactory, TableFactory
 from tests.tables.conftest import current, deal
 
@@ -262,12 +262,16 @@ def test_sounds_play_on_table_events_and_the_switch_is_remembered(open_player):
     expect(switch).to_be_checked()
     page.click("#felt")  # a gesture: the browser lets the page's AudioContext start
     state = dealt(table)
+    assert state.actor == 1  # alice, seated first, has the button and acts first
     played = "window.tableClient.sounds.played"
     eventually(page, f"{played}.includes('deal') && {played}.includes('chips')")
-    if users[state.actor] == users[1]:
-        eventually(page, f"{played}.includes('turn')")
+    eventually(page, f"{played}.includes('turn')")
     assert page.evaluate("window.tableClient.sounds.context.state") == "running"
-    act(table, users[state.actor], "fold")
+    act(table, users[1], "call")
+    act(table, users[2], "check")
+    eventually(page, f"{played}.includes('check')")
+    act(table, users[2], "bet_raise", 200)  # on the flop
+    act(table, users[1], "fold")
     eventually(page, f"{played}.includes('win')")
     assert_no_csp_violation(page, console)
 
@@ -278,6 +282,21 @@ def test_sounds_play_on_table_events_and_the_switch_is_remembered(open_player):
     dealt(table)
     expect(page.locator("#hand-log")).to_contain_text("Hand #2")
     assert page.evaluate(played) == []
+
+
+def test_a_sound_says_your_time_is_running_out(open_player):
+    table = quiet_table(action_seconds=1, time_bank_seconds=3)
+    users = seated(table)
+    page = open_player(users[1], PASSWORD)
+    page.goto(f"/tables/{table.id}/")
+    page.locator("#sound-on").check()
+    state = dealt(table)
+    assert state.actor == 1
+    played = "window.tableClient.sounds.played"
+    eventually(page, f"{played}.includes('turn')")
+    # One second of action time, then the time bank: the warning sounds once.
+    eventually(page, f"{played}.includes('hurry')")
+    assert page.evaluate(f"{played}.filter(s => s === 'hurry').length") == 1
 
 
 RECORD_MOTION = """
@@ -351,3 +370,37 @@ def test_with_reduced_motion_nothing_moves(open_player):
     motion = page.evaluate("window.__motion")
     assert motion == {"css": [], "flights": 0, "most": 0}
     expect(page.locator(".deal-in")).to_have_count(0)
+
+
+def test_call_any_ticked_before_the_turn_calls_a_raise_and_a_waiting_player_posts_now(
+    open_player,
+):
+    table = quiet_table()
+    users = seated(table, ("alice", "bob", "carol"))
+    state = dealt(table)
+    assert state.actor == 1  # the button, first seated, acts first three-handed
+    small_blind = open_player(users[2], PASSWORD)
+    small_blind.goto(f"/tables/{table.id}/")
+    advance = small_blind.locator("#act-advance")
+    expect(advance).to_contain_text("Fold to any bet")
+    call_any = advance.locator("input[data-advance=call_any]")
+    call_any.check()
+    small_blind.wait_for_timeout(300)  # the ack is in
+    act(table, users[1], "bet_raise", 600)
+    expect(small_blind.locator("#hand-log")).to_contain_text(f"{users[2].username} calls $5")
+    expect(call_any).not_to_be_checked()
+
+    # A newcomer waiting for the big blind asks to post one now.
+    dave = player("dave")
+    newcomer = open_player(dave, PASSWORD)
+    newcomer.goto(f"/tables/{table.id}/")
+    sit(newcomer, 5, "100")
+    post = newcomer.locator("#btn-post-bb")
+    expect(post).to_be_visible()
+    expect(newcomer.locator("#seat-hint")).to_have_text("Waiting for the big blind to reach you.")
+    post.click()
+    expect(post).to_be_hidden()
+    expect(newcomer.locator("#seat-hint")).to_have_text(
+        "You come in with a big blind at the next deal."
+    )
+    assert Seat.objects.get(table=table, player=dave).post_big_blind

@@ -9,7 +9,8 @@
  *
  * Fold when checking is free (the turn's `legal_actions` say `can_check` and not
  * `can_fold`) is never sent: it asks "check instead?" with a Check button. Coming back
- * from sitting out offers both ways back: wait for the big blind, or post one now. On the
+ * from sitting out offers both ways back: wait for the big blind, or post one now (and a
+ * player waiting for the big blind may post one now too). On the
  * viewer's turn the root gets `data-my-turn`, which keeps the action bar on screen on a
  * phone (room.css).
  *
@@ -63,6 +64,7 @@ export class ActionBar {
     this.sitOut = root.querySelector("#btn-sitout");
     this.sitIn = root.querySelector("#btn-sitin");
     this.sitInPost = root.querySelector("#btn-sitin-post");
+    this.postNow = root.querySelector("#btn-post-bb");
     this.foldCheck = root.querySelector("#fold-check");
     this.foldCheckButton = root.querySelector("#btn-fold-check");
     this.topUp = root.querySelector("#btn-topup");
@@ -128,6 +130,7 @@ export class ActionBar {
     this.sitOut.addEventListener("click", () => this.command("sit_out"));
     this.sitIn.addEventListener("click", () => this.command("sit_in", { post_big_blind: false }));
     this.sitInPost.addEventListener("click", () => this.command("sit_in", { post_big_blind: true }));
+    this.postNow.addEventListener("click", () => this.command("sit_in", { post_big_blind: true }));
     this.leave.addEventListener("click", () => {
       const inHand = this.model && myPlayer(this.model);
       if (inHand && !window.confirm("You are in a hand: leaving folds it when the action reaches you. Leave the table?")) return;
@@ -280,7 +283,7 @@ export class ActionBar {
     if (waiting) this.renderAdvance(hand, me, you);
 
     const turnButtons = [this.fold, this.call, this.raise, this.foldCheckButton];
-    for (const b of [...turnButtons, this.sitOut, this.sitIn, this.sitInPost, this.topUp, this.leave]) {
+    for (const b of [...turnButtons, this.sitOut, this.sitIn, this.sitInPost, this.postNow, this.topUp, this.leave]) {
       b.disabled = !connected || (model.pendingAct && turnButtons.includes(b));
     }
     for (const box of this.advanceBox.querySelectorAll("input")) box.disabled = !connected;
@@ -289,10 +292,17 @@ export class ActionBar {
     this.sitIn.hidden = !you || !(you.status === "sitting_out" || you.sitting_out_next);
     this.sitIn.textContent = you && you.sitting_out_next ? "Keep playing" : "I'm back: wait for the big blind";
     this.sitInPost.hidden = !you || you.status !== "sitting_out";
+    this.postNow.hidden = !you || you.status !== "waiting" || this.postsBigBlind(model);
     this.leave.hidden = !you || you.leaving;
     this.topUp.hidden = !you || Boolean(me);
     this.renderBlindToggles();
     this.hint.textContent = this.hintText(model);
+  }
+
+  /** Whether the viewer, waiting, asked to come in with a big blind (the public seats). */
+  postsBigBlind(model) {
+    const seat = model.you && model.seats.find((s) => s.seat === model.you.seat);
+    return Boolean(seat && seat.posts_big_blind);
   }
 
   hintText(model) {
@@ -303,7 +313,11 @@ export class ActionBar {
     if (you.leaving) return "You leave the table when this hand ends.";
     if (you.status === "sitting_out") return "You are sitting out.";
     if (you.sitting_out_next) return "You sit out when this hand ends.";
-    if (you.status === "waiting") return "Waiting for the big blind to reach you.";
+    if (you.status === "waiting") {
+      return this.postsBigBlind(model)
+        ? "You come in with a big blind at the next deal."
+        : "Waiting for the big blind to reach you.";
+    }
     return "";
   }
 
@@ -344,6 +358,7 @@ export class ActionBar {
       check_fold: free,
       check: free,
       call: !free,
+      call_any: true,
       bet_raise: me.stack > owed,
     };
     const ticked = you && you.advance ? you.advance.kind : null;
