@@ -10,9 +10,8 @@
  * Fold when checking is free (the turn's `legal_actions` say `can_check` and not
  * `can_fold`) is never sent: it asks "check instead?" with a Check button. Coming back
  * from sitting out offers both ways back: wait for the big blind, or post one now (and a
- * player waiting for the big blind may post one now too). On the
- * viewer's turn the root gets `data-my-turn`, which keeps the action bar on screen on a
- * phone (room.css).
+ * player waiting for the big blind may post one now too). On the viewer's turn the root
+ * gets `data-my-turn`, which keeps the action bar on screen on a phone (room.css).
  *
  * Every command goes through `send(cmd, fields)` (socket.js) and its answer: an error
  * shows the server's reason in the action bar and the buttons come back.
