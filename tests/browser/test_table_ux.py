@@ -208,6 +208,13 @@ def test_a_page_reopened_mid_hand_keeps_the_log_and_everyone_sees_the_drop(open_
     expect(w.locator("#hand-log")).to_contain_text(f"{dropper.username} is connected again.")
     # One line per event, not the log twice over.
     expect(log.locator("li", has_text=f"{first.username} calls $1")).to_have_count(1)
+    # A dropped socket (resync in place) and a reload keep the hand's log as well.
+    w.evaluate("window.tableClient.socket.drop()")
+    expect(w.locator("#hand-log")).to_contain_text("Reconnected")
+    expect(w.locator("#hand-log li", has_text=f"{first.username} calls $1")).to_have_count(1)
+    w.reload()
+    expect(w.locator("#hand-log")).to_contain_text(f"{first.username} calls $1")
+    expect(w.locator("#hand-log")).to_contain_text("posts the big blind")
 
 
 def test_the_replayer_shows_four_backs_for_an_omaha_hand_and_numbers_hands_as_the_profile(
