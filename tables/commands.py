@@ -202,15 +202,6 @@ class Mute(Command):
 
 
 @dataclass(frozen=True)
-class PostBigBlind(Command):
-    """While waiting: post a big blind to come in next hand (`on`), or wait for it."""
-
-    name: ClassVar[str] = "post_big_blind"
-    service = staticmethod(seating.seat_post_big_blind_set)
-    on: bool = argument("post")
-
-
-@dataclass(frozen=True)
 class AutoTopUpSet(Command):
     """The auto top-up order: `off`, `max`, or `below` with `big_blinds`."""
 
@@ -235,7 +226,6 @@ COMMANDS: dict[str, type[Command]] = {
         Overblind,
         Chat,
         Mute,
-        PostBigBlind,
         AutoTopUpSet,
     )
 }

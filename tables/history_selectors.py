@@ -173,6 +173,7 @@ def _access(*, hand: Hand, user: User, auditor: bool) -> HandAccess | None:
 @dataclass(frozen=True)
 class RecentHand:
     id: int
+    number: int  # the table's own hand number, the one the hand history shows
     table: str
     game: str
     started_at: datetime.datetime
@@ -194,6 +195,7 @@ def recent_hands_for(*, user: User, limit: int = 10) -> list[RecentHand]:
         recent.append(
             RecentHand(
                 id=hand.id,
+                number=hand.number,
                 table=hand.table.name,
                 game=hand.config["game"],
                 started_at=hand.started_at,

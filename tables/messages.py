@@ -40,7 +40,8 @@ class TableEvent:
 
     @classmethod
     def from_dict(cls, body: Body) -> TableEvent:
-        return cls(**{f.name: body[f.name] for f in dataclasses.fields(cls)})
+        # A field left out of the JSON takes its default.
+        return cls(**{f.name: body[f.name] for f in dataclasses.fields(cls) if f.name in body})
 
     def public(self) -> Body:
         """What every viewer, spectators included, sees."""
@@ -76,7 +77,12 @@ class HandEventMessage(TableEvent):
         return cls(hand=body["hand"], event=event_from_dict(fields))
 
     def public(self) -> Body:
-        if self.event.visible_to(None):
+        return self.form_for_seat(None)
+
+    def form_for_seat(self, seat: int | None) -> Body:
+        """What the player dealt in at `seat` (None: anyone else) receives: the event
+        whole, or that it happened at its seat."""
+        if self.event.visible_to(seat):
             return self.to_dict()
         return {"hand": self.hand, "type": self.event.type, "seat": self.event.seat}
 
@@ -92,8 +98,8 @@ class HandEventMessage(TableEvent):
 @dataclass(frozen=True)
 class Turn(TableEvent):
     """Whose turn it is and their clock, for all; the actor's own form adds their legal
-    actions (`LegalActions.to_dict`). `bonus` is true when the clock was just extended by
-    the reconnect bonus."""
+    actions (`LegalActions.to_dict`). `reconnect_bonus_seconds` is there only when the
+    reconnect bonus just extended the clock (by that many seconds)."""
 
     type: ClassVar[str] = "turn"
     hand: int
@@ -102,7 +108,13 @@ class Turn(TableEvent):
     deadline: str
     time_bank_seconds: int
     legal_actions: Body
-    bonus: bool = False
+    reconnect_bonus_seconds: int | None = None
+
+    def to_dict(self) -> Body:
+        body = super().to_dict()
+        if self.reconnect_bonus_seconds is None:
+            del body["reconnect_bonus_seconds"]
+        return body
 
     def public(self) -> Body:
         body = self.to_dict()

@@ -6,9 +6,10 @@ from typing import Any
 from django.utils import timezone
 
 from accounts.models import User
+from tables.engine.events import event_from_dict
 from tables.engine.state import HandState
 from tables.hand_helper import best_hand
-from tables.messages import ChatSent
+from tables.messages import ChatSent, HandEventMessage
 from tables.models import (
     AutoTopUp,
     ChatMessage,
@@ -19,6 +20,7 @@ from tables.models import (
     HandStatus,
     PlayerSettings,
     Seat,
+    SeatStatus,
     StakeLevel,
     Table,
 )
@@ -46,7 +48,12 @@ def table_seats(*, table: Table) -> list[Seat]:
 
 
 def seats_public(seats: list[Seat]) -> list[dict]:
-    """What anyone at the table may know of its seats."""
+    """What anyone at the table may know of its seats.
+
+    `disconnected`: the player's last connection to the table closed and they have not
+    come back yet (`Seat.dropped_at`, services/play.py); everyone sees it, with their clock.
+    `posts_big_blind`: waiting, they asked to come in with a big blind at the next deal.
+    """
     return [
         {
             "seat": s.number,
@@ -55,8 +62,22 @@ def seats_public(seats: list[Seat]) -> list[dict]:
             "status": s.status,
             "leaving": s.leave_after_hand,
             "sitting_out_next": s.sit_out_after_hand,
+            "disconnected": s.dropped_at is not None,
+            "posts_big_blind": s.status == SeatStatus.WAITING and s.post_big_blind,
         }
         for s in sorted(seats, key=lambda s: s.number)
+    ]
+
+
+def hand_log_for(*, hand: Hand, seat: int | None) -> list[dict[str, Any]]:
+    """The hand's events so far as the viewer at `seat` (None: a spectator, or a player
+    not dealt in) saw them on the stream (`HandEventMessage` decides, as it did then).
+
+    A page reopened mid-hand rebuilds its hand log from this.
+    """
+    return [
+        HandEventMessage(hand=hand.id, event=event_from_dict(row.data)).form_for_seat(seat)
+        for row in hand.events.order_by("seq")
     ]
 
 
@@ -132,7 +153,8 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
             and mine.number in state.seats
             and hand_dealt_to(hand=hand, seat=mine.number, user_id=mine.player_id)
         )
-        hand_view = state.view(mine.number if in_hand else None)
+        viewer_seat = mine.number if in_hand else None
+        hand_view = state.view(viewer_seat)
         if in_hand:
             index = state.index_of(mine.number)
             hand_view["best_hand"] = best_hand(
@@ -142,6 +164,7 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
         hand_view["number"] = hand.number
         hand_view["turn"] = hand.turn_version
         hand_view["deadline"] = hand.turn_deadline.isoformat() if hand.turn_deadline else None
+        hand_view["log"] = hand_log_for(hand=hand, seat=viewer_seat)
     buy_in = None
     if user is not None and user.is_authenticated and mine is None:
         low, high = buy_in_range(table=table, user=user)
@@ -159,7 +182,6 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
             "stack": mine.stack,
             "leaving": mine.leave_after_hand,
             "sitting_out_next": mine.sit_out_after_hand,
-            "post_big_blind": mine.post_big_blind,
             "advance": mine.advance,
             "blind_options": _blind_options(table=table, seats=seats, seat=mine),
         },

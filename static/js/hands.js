@@ -5,7 +5,7 @@
  * API error shows its `detail`.
  */
 
-import { cardElement, cardsText, money, STREET_NAMES } from "./table/format.js";
+import { cardElement, cardsText, GAME_HOLE_CARDS, money, STREET_NAMES } from "./table/format.js";
 import { describe } from "./table/log.js";
 
 const app = document.getElementById("hands-app");
@@ -125,7 +125,9 @@ function draw(all) {
   body.replaceChildren(...hand.seats.map((s) => {
     const tr = document.createElement("tr");
     const cards = document.createElement("td");
-    (s.hole_cards || [null, null]).forEach((c) => cards.append(cardElement(c, { small: true })));
+    // Cards not shown (mucked, or folded) are as many backs as were dealt: four at Omaha.
+    const hidden = Array(GAME_HOLE_CARDS[hand.game] || 2).fill(null);
+    (s.hole_cards || hidden).forEach((c) => cards.append(cardElement(c, { small: true })));
     const end = text("td", money(s.final_stack), "num");
     tr.append(text("td", String(s.seat)), text("td", s.player), cards, text("td", money(s.starting_stack), "num"), end);
     return tr;

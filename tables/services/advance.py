@@ -1,11 +1,11 @@
 """Advance actions: what a player ticks before their turn (RULES-like "pre-action" buttons).
 
-A player not yet to act may queue fold, check, check/fold, call or bet/raise to an amount.
-The queued action remembers the street and the amount to match when it was ticked. It
-runs the instant the player's turn arrives if it still fits; a change of street clears
-every queued action, and a bet or raise clears queued checks, calls and bets (a fold or
-check/fold stays: it is still what the player wants). Only the player ever learns of
-their queued action or of its clearing.
+A player not yet to act may queue fold, check, check/fold, call, call any or bet/raise to
+an amount. The queued action remembers the street and the amount to match when it was
+ticked. It runs the instant the player's turn arrives if it still fits; a change of street
+clears every queued action, and a bet or raise clears queued checks, calls and bets (a
+fold, check/fold or call any stays: it is still what the player wants). Only the player
+ever learns of their queued action or of its clearing.
 """
 
 from typing import Any
@@ -31,7 +31,8 @@ def seat_advance_set(
         return None
     if kind not in ADVANCE_KINDS:
         raise IllegalTableAction(
-            f"Unknown advance action {kind!r}: use fold, check, check_fold, call or bet_raise.",
+            f"Unknown advance action {kind!r}: use fold, check, check_fold, call, call_any"
+            " or bet_raise.",
             code="no_such_action",
         )
     hand = cmd.hand

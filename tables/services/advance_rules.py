@@ -8,9 +8,10 @@ from typing import Any
 from tables.engine.actions import Action
 from tables.engine.state import HandState
 
-ADVANCE_KINDS = {"fold", "check", "check_fold", "call", "bet_raise"}
-# Kinds that stay valid when someone bets or raises in the same street.
-SURVIVES_RAISE = {"fold", "check_fold"}
+ADVANCE_KINDS = {"fold", "check", "check_fold", "call", "call_any", "bet_raise"}
+# Kinds that stay valid when someone bets or raises in the same street ("call any" is a
+# call of whatever is bet by then).
+SURVIVES_RAISE = {"fold", "check_fold", "call_any"}
 
 
 def advance_still_valid(advance: dict[str, Any], state: HandState) -> bool:
@@ -29,5 +30,7 @@ def advance_action(advance: dict[str, Any], state: HandState, seat: int) -> Acti
         return Action.check(seat) if legal.can_check else None
     if kind == "call":
         return Action.call(seat) if legal.can_call else None
+    if kind == "call_any":
+        return Action.check(seat) if legal.can_check else Action.call(seat)
     action = Action.bet_raise(seat, advance["amount"])
     return action if state.can(action) else None

@@ -170,9 +170,9 @@ def turn_start(cmd: TableCommand) -> None:
     )
 
 
-def turn_announce(cmd: TableCommand, *, bonus: bool = False) -> None:
+def turn_announce(cmd: TableCommand, *, reconnect_bonus_seconds: int | None = None) -> None:
     """The `turn` message: the actor and their clock for all, legal actions for the actor
-    (`bonus`: the clock was just extended by the reconnect bonus)."""
+    (`reconnect_bonus_seconds`: the clock was just extended by the reconnect bonus)."""
     hand = cmd.hand
     if hand is None or hand.turn_deadline is None:
         raise ValueError("a turn is announced only once its deadline is set")
@@ -185,7 +185,7 @@ def turn_announce(cmd: TableCommand, *, bonus: bool = False) -> None:
             deadline=hand.turn_deadline.isoformat(),
             time_bank_seconds=cmd.table.time_bank_seconds,
             legal_actions=state.legal_actions().to_dict(),
-            bonus=bonus,
+            reconnect_bonus_seconds=reconnect_bonus_seconds,
         )
     )
 

@@ -16,8 +16,10 @@ from tables.engine.actions import Action, ActionKind
 from tables.engine.errors import IllegalAction
 from tables.engine.events import Protected
 from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn, StaleCommand
+from tables.messages import SeatsChanged
 from tables.models import ProtectionUse, Seat
 from tables.scheduling import schedule_turn_timeout
+from tables.selectors import seats_public
 from tables.services.command import TableCommand, table_command
 from tables.services.hands import hand_continue, turn_announce
 
@@ -120,6 +122,8 @@ def seat_reconnected(cmd: TableCommand, *, user: User) -> bool:
         seat.dropped_at = None
         seat.dropped_turn = None
         cmd.save_seat(seat, "dropped_at", "dropped_turn")
+        # Everyone's "disconnected" badge for this player goes.
+        cmd.emit(SeatsChanged(seats=seats_public(cmd.seats)))
     hand = cmd.hand
     if (
         hand is None
@@ -138,7 +142,7 @@ def seat_reconnected(cmd: TableCommand, *, user: User) -> bool:
     hand.turn_bonus_used = True
     hand.turn_deadline += timedelta(seconds=cmd.table.reconnect_bonus_seconds)
     cmd.save_hand()
-    turn_announce(cmd, bonus=True)
+    turn_announce(cmd, reconnect_bonus_seconds=cmd.table.reconnect_bonus_seconds)
     return True
 
 
@@ -162,4 +166,6 @@ def seat_disconnected(cmd: TableCommand, *, user: User) -> bool:
     seat.dropped_at = timezone.now()
     seat.dropped_turn = turn
     cmd.save_seat(seat, "dropped_at", "dropped_turn")
+    # Everyone sees that the player dropped ("disconnected" beside their clock).
+    cmd.emit(SeatsChanged(seats=seats_public(cmd.seats)))
     return turn is not None

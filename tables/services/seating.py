@@ -247,7 +247,8 @@ def seat_sit_out(cmd: TableCommand, *, user: User) -> Seat:
 
 @table_command
 def seat_sit_in(cmd: TableCommand, *, user: User, post_big_blind: bool = False) -> Seat:
-    """Come back: like a newcomer, wait for the big blind or post one (RULES §4)."""
+    """Come back: like a newcomer, wait for the big blind or post one (RULES §4). A player
+    already waiting for the big blind may ask to post one now instead."""
     seat = _seat_of(cmd, user)
     seat.sit_out_after_hand = False
     seat.consecutive_timeouts = 0
@@ -257,28 +258,14 @@ def seat_sit_in(cmd: TableCommand, *, user: User, post_big_blind: bool = False) 
             raise BuyInOutOfRange("You have no chips at this table: top up first.")
         seat.status = SeatStatus.WAITING
         seat.post_big_blind = post_big_blind
+    elif seat.status == SeatStatus.WAITING and post_big_blind:
+        seat.post_big_blind = True
     cmd.save_seat(seat, "status", "post_big_blind", "sit_out_after_hand", "consecutive_timeouts")
     _seats_changed(cmd)
     if coming_back:
         # Only a player back from sitting out can make a hand possible; a repeated
         # "I'm back" must not queue a hand start each time.
         _start_soon(cmd)
-    return seat
-
-
-@table_command
-def seat_post_big_blind_set(cmd: TableCommand, *, user: User, post: bool) -> Seat:
-    """While waiting to be dealt in (new, or back from sitting out): post a big blind to
-    be dealt in at the next hand (not from the button or small blind; RULES §4), or go
-    back to waiting for the big blind."""
-    seat = _seat_of(cmd, user)
-    if seat.status != SeatStatus.WAITING:
-        raise TableError(
-            "Only a player waiting to be dealt in posts a big blind to come in.",
-            code="not_waiting",
-        )
-    seat.post_big_blind = post
-    cmd.save_seat(seat, "post_big_blind")
     return seat
 
 

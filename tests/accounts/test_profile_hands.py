@@ -9,16 +9,25 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_profile_shows_recent_hands_and_their_result(client):
+    # Another table's hand first: this table's hand #1 is not the room's hand id 1.
+    other = TableFactory(seats=6)
+    carol, dave = funded_player(), funded_player()
+    sit(other, carol, 1)
+    sit(other, dave, 2)
+    deal(other)
+    play_passively(other)
     table = TableFactory(seats=6)
     alice, bob = funded_player(), funded_player()
     sit(table, alice, 1)
     sit(table, bob, 2)
     deal(table)
     hand = play_passively(table)
+    assert hand.number != hand.id
     client.force_login(alice)
     page = client.get("/accounts/profile/").content.decode()
     assert "Recent hands" in page
-    assert f"#{hand.id}" in page
+    # Numbered as the hand history numbers it (issue #16), linked by its id.
+    assert f'#hand-{hand.id}">#{hand.number}</a>' in page
     assert table.name in page
 
 

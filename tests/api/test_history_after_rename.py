@@ -93,7 +93,7 @@ def test_the_renamed_player_still_reads_their_hands_and_hole_cards(client, showd
     assert api.get(f"/api/hands/{hand.id}/text").status_code == 200
 
     client.force_login(alice)
-    assert f"#{hand.id}" in client.get("/accounts/profile/").content.decode()
+    assert f'#hand-{hand.id}"' in client.get("/accounts/profile/").content.decode()
 
 
 # -- the WebSocket snapshot of a hand in progress ---------------------------------------

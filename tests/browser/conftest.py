@@ -23,6 +23,12 @@ CHROMIUM_ARGS = [
 VIEWPORT = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 SCREENSHOTS = Path(__file__).resolve().parent.parent.parent / "docs" / "screenshots"
+# The table's sounds (static/js/table/sound.js) start off in the tests, unless a test
+# turns them on: the switch it sets is then remembered as in any browser.
+SOUND_OFF = """
+const key = "poker-room.sound";
+if (localStorage.getItem(key) === null) localStorage.setItem(key, "off");
+"""
 
 
 def _require_chromium() -> None:
@@ -62,11 +68,14 @@ def room(live_room, browser) -> str:
 
 @pytest.fixture
 def open_player(browser, room):
-    """`open_player(user)` -> a logged-in page in a fresh browser context."""
+    """`open_player(user, password, viewport=…, **options)` -> a logged-in page in a
+    fresh browser context."""
     contexts = []
 
-    def login(user, password: str, *, viewport: dict | None = None):
-        context = browser.new_context(viewport=viewport or VIEWPORT, base_url=room)
+    def login(user, password: str, *, viewport: dict | None = None, **options):
+        """`options`: more of the context's settings (is_mobile, reduced_motion, …)."""
+        context = browser.new_context(viewport=viewport or VIEWPORT, base_url=room, **options)
+        context.add_init_script(SOUND_OFF)
         contexts.append(context)
         page = context.new_page()
         page.goto("/accounts/login/")

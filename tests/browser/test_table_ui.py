@@ -310,8 +310,10 @@ def test_at_a_hi_lo_showdown_each_winners_plate_says_which_half_they_won(open_pl
             idempotency_key=f"hilo-{number}",
         )  # fmt: skip
     a = open_player(alice, PASSWORD)
-    a.goto(f"/tables/{table.id}/")
-    expect(a.locator("#conn")).to_have_text("Connected")
+    b = open_player(bob, PASSWORD, viewport=PHONE, is_mobile=True, has_touch=True)
+    for page in (a, b):
+        page.goto(f"/tables/{table.id}/")
+        expect(page.locator("#conn")).to_have_text("Connected")
 
     # Kings full of nothing for alice (high, no low); bob's ace-four makes the wheel-ish
     # low 7-4-3-2-A and only a pair of nines for high.
@@ -325,6 +327,10 @@ def test_at_a_hi_lo_showdown_each_winners_plate_says_which_half_they_won(open_pl
     expect(a.locator('.seat[data-seat="1"] [data-role=note]')).to_have_text(f"High {dollars[1]}")
     expect(a.locator('.seat[data-seat="2"] [data-role=note]')).to_have_text(f"Low {dollars[2]}")
     expect(a.locator("#pot .pot-total")).to_have_text("Pot $4")
+    expect(b.locator('.seat[data-seat="2"] [data-role=note]')).to_have_text(f"Low {dollars[2]}")
+    for page, name in ((a, "showdown-hilo.png"), (b, "showdown-hilo-phone.png")):
+        page.click("#board")  # the deal's movement finished at once (motion.js)
+        page.screenshot(path=str(SCREENSHOTS / name), full_page=page is b)
 
 
 def test_a_kill_hand_shows_the_limits_in_force_in_the_table_header(open_player):

@@ -262,7 +262,8 @@ def secrecy_check_message(*, viewer_id: int | None, body: dict[str, Any], hand: 
 
 
 def secrecy_check_snapshot(*, viewer: User | None, snapshot: dict[str, Any], hand: Hand) -> None:
-    """A snapshot shows hole cards only to the user dealt them, or once shown."""
+    """A snapshot shows hole cards only to the user dealt them, or once shown, in its
+    players and in its hand log alike."""
     view = snapshot.get("hand")
     if view is None or view.get("id") != hand.pk:
         return
@@ -274,8 +275,10 @@ def secrecy_check_snapshot(*, viewer: User | None, snapshot: dict[str, Any], han
         assert viewer is not None and owner == viewer.pk, (
             f"{getattr(viewer, 'username', 'a spectator')} sees seat {player['seat']}'s cards"
         )
+    viewer_id = None if viewer is None else viewer.pk
     secrecy_check_message(
-        viewer_id=None if viewer is None else viewer.pk,
-        body={k: v for k, v in snapshot.items() if k != "hand"},
-        hand=hand,
+        viewer_id=viewer_id, body={k: v for k, v in snapshot.items() if k != "hand"}, hand=hand
     )
+    # The hand's log, as the viewer got it on the stream (a page reopened mid-hand).
+    for entry in view.get("log", []):
+        secrecy_check_message(viewer_id=viewer_id, body=entry, hand=hand)

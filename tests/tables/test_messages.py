@@ -31,7 +31,7 @@ SAMPLES = [
         deadline="2026-12-01T18:00:00+00:00",
         time_bank_seconds=30,
         legal_actions=LEGAL,
-        bonus=True,
+        reconnect_bonus_seconds=20,
     ),
     SeatsChanged(seats=[{"seat": 1, "player": "ann", "stack": 500, "status": "active"}]),
     SeatLeft(seat=2, player="bob"),
@@ -69,7 +69,7 @@ def test_a_turn_shows_its_legal_actions_to_the_actor_only():
     turn = SAMPLES[0]
     public = turn.public()
     assert "legal_actions" not in public
-    assert public["seat"] == 3 and public["bonus"] is True
+    assert public["seat"] == 3 and public["reconnect_bonus_seconds"] == 20
     assert turn.private(DEALT) == {103: {**public, "legal_actions": LEGAL}}
 
 

@@ -7,6 +7,12 @@
  * server's `blind_options` say the option is open to the viewer, or they asked for it)
  * and the keyboard shortcuts F, C and R.
  *
+ * Fold when checking is free (the turn's `legal_actions` say `can_check` and not
+ * `can_fold`) is never sent: it asks "check instead?" with a Check button. Coming back
+ * from sitting out offers both ways back: wait for the big blind, or post one now (and a
+ * player waiting for the big blind may post one now too). On the viewer's turn the root
+ * gets `data-my-turn`, which keeps the action bar on screen on a phone (room.css).
+ *
  * Every command goes through `send(cmd, fields)` (socket.js) and its answer: an error
  * shows the server's reason in the action bar and the buttons come back.
  */
@@ -56,6 +62,10 @@ export class ActionBar {
     this.hint = root.querySelector("#seat-hint");
     this.sitOut = root.querySelector("#btn-sitout");
     this.sitIn = root.querySelector("#btn-sitin");
+    this.sitInPost = root.querySelector("#btn-sitin-post");
+    this.postNow = root.querySelector("#btn-post-bb");
+    this.foldCheck = root.querySelector("#fold-check");
+    this.foldCheckButton = root.querySelector("#btn-fold-check");
     this.topUp = root.querySelector("#btn-topup");
     this.leave = root.querySelector("#btn-leave");
     this.blindToggles = [...root.querySelectorAll("[data-blind-option]")];
@@ -66,7 +76,20 @@ export class ActionBar {
   }
 
   wire() {
-    this.fold.addEventListener("click", () => this.act("fold"));
+    this.fold.addEventListener("click", () => {
+      const legal = this.legal();
+      if (legal && !legal.can_fold && legal.can_check) {
+        this.foldCheck.hidden = false;
+        this.foldCheckButton.focus();
+        return;
+      }
+      this.act("fold");
+    });
+    this.foldCheckButton.addEventListener("click", () => this.act("check"));
+    this.root.querySelector("#btn-fold-cancel").addEventListener("click", () => {
+      this.foldCheck.hidden = true;
+      this.fold.focus();
+    });
     this.call.addEventListener("click", () => {
       const legal = this.legal();
       if (legal) this.act(legal.can_check ? "check" : "call");
@@ -105,6 +128,8 @@ export class ActionBar {
     }
     this.sitOut.addEventListener("click", () => this.command("sit_out"));
     this.sitIn.addEventListener("click", () => this.command("sit_in", { post_big_blind: false }));
+    this.sitInPost.addEventListener("click", () => this.command("sit_in", { post_big_blind: true }));
+    this.postNow.addEventListener("click", () => this.command("sit_in", { post_big_blind: true }));
     this.leave.addEventListener("click", () => {
       const inHand = this.model && myPlayer(this.model);
       if (inHand && !window.confirm("You are in a hand: leaving folds it when the action reaches you. Leave the table?")) return;
@@ -245,7 +270,9 @@ export class ActionBar {
     const myTurn = Boolean(legal && hand.actor === you?.seat);
 
     this.now.hidden = !myTurn;
+    this.root.toggleAttribute("data-my-turn", myTurn);
     if (myTurn) this.renderTurn(legal, hand);
+    else this.foldCheck.hidden = true;
 
     const waiting = Boolean(hand && me && me.status === "in" && hand.actor !== me.seat && !model.pendingAct);
     this.advanceBox.hidden = !waiting;
@@ -254,18 +281,27 @@ export class ActionBar {
     if (!waiting && this.advanceBox.contains(document.activeElement)) document.activeElement.blur();
     if (waiting) this.renderAdvance(hand, me, you);
 
-    for (const b of [this.fold, this.call, this.raise, this.sitOut, this.sitIn, this.topUp, this.leave]) {
-      b.disabled = !connected || (model.pendingAct && [this.fold, this.call, this.raise].includes(b));
+    const turnButtons = [this.fold, this.call, this.raise, this.foldCheckButton];
+    for (const b of [...turnButtons, this.sitOut, this.sitIn, this.sitInPost, this.postNow, this.topUp, this.leave]) {
+      b.disabled = !connected || (model.pendingAct && turnButtons.includes(b));
     }
     for (const box of this.advanceBox.querySelectorAll("input")) box.disabled = !connected;
 
     this.sitOut.hidden = !you || you.status === "sitting_out" || you.sitting_out_next;
     this.sitIn.hidden = !you || !(you.status === "sitting_out" || you.sitting_out_next);
-    this.sitIn.textContent = you && you.sitting_out_next ? "Keep playing" : "I'm back";
+    this.sitIn.textContent = you && you.sitting_out_next ? "Keep playing" : "I'm back: wait for the big blind";
+    this.sitInPost.hidden = !you || you.status !== "sitting_out";
+    this.postNow.hidden = !you || you.status !== "waiting" || this.postsBigBlind(model);
     this.leave.hidden = !you || you.leaving;
     this.topUp.hidden = !you || Boolean(me);
     this.renderBlindToggles();
     this.hint.textContent = this.hintText(model);
+  }
+
+  /** Whether the viewer, waiting, asked to come in with a big blind (the public seats). */
+  postsBigBlind(model) {
+    const seat = model.you && model.seats.find((s) => s.seat === model.you.seat);
+    return Boolean(seat && seat.posts_big_blind);
   }
 
   hintText(model) {
@@ -276,12 +312,21 @@ export class ActionBar {
     if (you.leaving) return "You leave the table when this hand ends.";
     if (you.status === "sitting_out") return "You are sitting out.";
     if (you.sitting_out_next) return "You sit out when this hand ends.";
-    if (you.status === "waiting") return "Waiting for the big blind to reach you.";
+    if (you.status === "waiting") {
+      return this.postsBigBlind(model)
+        ? "You come in with a big blind at the next deal."
+        : "Waiting for the big blind to reach you.";
+    }
     return "";
   }
 
   renderTurn(legal, hand) {
-    this.fold.disabled = !legal.can_fold;
+    const key = `${hand.id}:${hand.turn}`;
+    if (this.turnKey !== key) {
+      this.turnKey = key;
+      this.raiseTo = null;
+      this.foldCheck.hidden = true;
+    }
     this.fold.hidden = false;
     this.fold.title = legal.can_fold ? "" : "Checking is free: no need to fold.";
     const callText = legal.can_check ? "Check" : `Call ${money(legal.call_amount)}${legal.call_all_in ? " (all-in)" : ""}`;
@@ -299,11 +344,6 @@ export class ActionBar {
       this.slider.step = "1";
       this.amount.min = inputDollars(legal.min_to);
       this.amount.max = inputDollars(legal.max_to);
-      const key = `${hand.id}:${hand.turn}`;
-      if (this.turnKey !== key) {
-        this.turnKey = key;
-        this.raiseTo = legal.min_to;
-      }
       this.setRaise(this.raiseTo ?? legal.min_to);
     }
   }
@@ -317,6 +357,7 @@ export class ActionBar {
       check_fold: free,
       check: free,
       call: !free,
+      call_any: true,
       bet_raise: me.stack > owed,
     };
     const ticked = you && you.advance ? you.advance.kind : null;

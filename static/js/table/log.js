@@ -4,7 +4,9 @@
  * `describe(msg, model)` reads the event and the model *before* the event is applied (for
  * names and streets) and returns a line or null (events that need no line). `HandLog`
  * appends lines to the <ol> with textContent only, keeps the last few hundred, and
- * scrolls to the newest.
+ * scrolls to the newest. Each line of a hand is tagged with the hand's id, so that a
+ * snapshot (a reopened page, a reconnect) can put back that hand's whole log from the
+ * snapshot's `hand.log` in place of what this page had of it (`replaceHand`).
  */
 
 import { cardsText, money, POST_NAMES, STREET_NAMES } from "./format.js";
@@ -76,6 +78,10 @@ export function describe(msg, model) {
     }
     case "seat_left":
       return `${msg.player} leaves the table`;
+    case "turn":
+      return msg.reconnect_bonus_seconds
+        ? { text: `${who()} is back: +${msg.reconnect_bonus_seconds} s reconnect bonus`, kind: "info" }
+        : null;
     default:
       return null;
   }
@@ -86,13 +92,34 @@ export class HandLog {
     this.list = list;
   }
 
-  add(line) {
-    if (!line) return;
+  add(line, hand = null) {
+    const li = this.item(line, hand);
+    if (!li) return;
+    this.list.append(li);
+    this.trim();
+  }
+
+  /** Put back a hand's whole log (lines or nulls) where this page's lines of it were. */
+  replaceHand(hand, lines) {
+    const old = [...this.list.children].filter((li) => li.dataset.hand === String(hand));
+    const items = lines.map((line) => this.item(line, hand)).filter(Boolean);
+    if (old.length) old[0].before(...items);
+    else this.list.append(...items);
+    old.forEach((li) => li.remove());
+    this.trim();
+  }
+
+  item(line, hand) {
+    if (!line) return null;
     const entry = typeof line === "string" ? { text: line } : line;
     const li = document.createElement("li");
     li.textContent = entry.text;
     if (entry.kind) li.className = `log-${entry.kind}`;
-    this.list.append(li);
+    if (hand !== null && hand !== undefined) li.dataset.hand = String(hand);
+    return li;
+  }
+
+  trim() {
     while (this.list.childElementCount > MAX_LINES) this.list.firstElementChild.remove();
     this.list.scrollTop = this.list.scrollHeight;
   }

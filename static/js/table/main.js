@@ -1,16 +1,20 @@
 /**
  * main.js — the table page's entry point: reads the page config, opens the socket,
  * keeps the model (store.js) and redraws the table (render.js), the action bar
- * (actions.js) and the hand log (log.js) on every snapshot and event. Also owns the
- * buy-in and add-chips dialogs, the connection banner and the error messages.
+ * (actions.js) and the hand log (log.js) on every snapshot and event, with the sounds
+ * (sound.js) and the movement (motion.js) events make. A snapshot puts back the log of
+ * the hand in progress (a page reopened or reconnected mid-hand). Also owns the buy-in
+ * and add-chips dialogs, the sound switch, the connection banner and the error messages.
  */
 
 import { ActionBar } from "./actions.js";
 import { inputDollars, money, parseDollars } from "./format.js";
 import { describe, HandLog } from "./log.js";
+import { Motion } from "./motion.js";
 import { Clock, TableView } from "./render.js";
 import { TableSocket } from "./socket.js";
-import { applyEvent, fromSnapshot } from "./store.js";
+import { Sounds, soundFor } from "./sound.js";
+import { applyEvent, fromSnapshot, mySeat } from "./store.js";
 
 const config = JSON.parse(document.getElementById("table-config").textContent);
 const root = document.getElementById("table-app");
@@ -20,6 +24,8 @@ let model = null;
 const log = new HandLog($("#hand-log"));
 const errorBox = $("#action-error");
 const announcer = $("#turn-announce");
+const sounds = new Sounds();
+const motion = new Motion(root);
 
 function showError(message) {
   errorBox.textContent = message;
@@ -37,16 +43,23 @@ const socket = new TableSocket(config.wsPath, {
     model = fromSnapshot(msg, model);
     model.username = config.username;
     if (first) log.add({ text: `Joined ${msg.table.name}.`, kind: "info" });
-    draw();
+    if (model.hand) log.replaceHand(model.hand.id, model.hand.log.map((e) => describe(e, model)));
+    motion.still(draw);
   },
   event(msg) {
     if (!model) return;
     const line = describe(msg, model);
+    // The bets slide into the pot from where they are drawn now, before they go.
+    if (msg.type === "pots") motion.chipsToPot();
     const notes = applyEvent(model, msg);
-    log.add(line);
+    // A hand's own lines are tagged with it (a later snapshot puts them back whole);
+    // a reconnect bonus is not in the hand's events, so its line is not.
+    log.add(line, msg.type === "turn" ? null : msg.hand);
     notes.forEach((note) => log.add({ text: note, kind: "info" }));
     if (msg.type === "turn" && msg.legal_actions) clearError();
+    sounds.play(soundFor(msg, mySeat(model)));
     draw();
+    if (msg.type === "won") motion.chipsToSeat(msg.seat);
   },
   status(state, detail) {
     connectionStatus(state, detail);
@@ -57,9 +70,12 @@ const socket = new TableSocket(config.wsPath, {
   },
 });
 
-const view = new TableView(root, { onSeatClick: openBuyIn });
-const clock = new Clock(root, (text) => {
-  announcer.textContent = text;
+const view = new TableView(root, { onSeatClick: openBuyIn, motion });
+const clock = new Clock(root, {
+  announce: (text) => {
+    announcer.textContent = text;
+  },
+  onHurry: () => sounds.play("hurry"),
 });
 const actions = new ActionBar(root, {
   send: (cmd, fields) => socket.send(cmd, fields),
@@ -133,6 +149,11 @@ function showBanner(text, retry = false) {
 $("#four-color").addEventListener("change", (e) => {
   document.body.classList.toggle("four-color", e.target.checked);
 });
+
+// --- Sound on or off, remembered in this browser (sound.js). ---
+const soundSwitch = $("#sound-on");
+soundSwitch.checked = sounds.on;
+soundSwitch.addEventListener("change", () => sounds.setOn(soundSwitch.checked));
 
 // --- Buy-in dialog. ---
 const buyIn = {
@@ -236,6 +257,6 @@ $("#topup-form").addEventListener("submit", async (e) => {
 });
 
 // Exposed for the browser tests and the console: `tableClient.socket.drop()`.
-window.tableClient = { socket, get model() { return model; } };
+window.tableClient = { socket, sounds, motion, get model() { return model; } };
 
 socket.connect();

@@ -4,9 +4,12 @@
  *
  * Seats sit around the oval, turned so that the viewer's own seat is at the bottom; each
  * shows the name, stack, last action, cards (own face up, others face down until shown),
- * and the countdown bar when it is that seat's turn. Bets sit in front of the seats, the
- * dealer button beside its seat, the board and pots in the middle. `Clock` animates the
- * countdown: action time first, then the time bank (`turn.deadline` already includes it).
+ * and, when it is that seat's turn, its countdown (bar and seconds) for everyone to see;
+ * a player whose connection dropped wears a "Disconnected" badge. Bets sit in front of
+ * the seats, the dealer button beside its seat, the board and pots in the middle. New
+ * cards are handed to motion.js to be dealt in. `Clock` runs the countdown: action time
+ * first, then the time bank (`turn.deadline` already includes it), and names a reconnect
+ * bonus ("+20 s reconnect bonus") when the turn's deadline was moved by one.
  */
 
 import { cardElement, handLimitsText, money, winNote } from "./format.js";
@@ -36,7 +39,8 @@ const STATUS_LABELS = {
 };
 
 export class TableView {
-  constructor(root, { onSeatClick }) {
+  constructor(root, { onSeatClick, motion }) {
+    this.motion = motion;
     this.root = root;
     this.seatsBox = root.querySelector("#seats");
     this.board = root.querySelector("#board");
@@ -52,6 +56,7 @@ export class TableView {
     const offset = me ? me - 1 : 0;
     const hand = shownHand(model);
     const live = model.hand;
+    if (hand) this.motion.newHand(hand.id);
     const nodes = [];
     for (let number = 1; number <= n; number += 1) {
       const k = (number - 1 - offset + n) % n;
@@ -78,7 +83,12 @@ export class TableView {
     }
     this.seatsBox.replaceChildren(...nodes);
 
-    this.board.replaceChildren(...(hand ? hand.board.map((c) => cardElement(c)) : []));
+    this.board.replaceChildren(...(hand ? hand.board.map((c, i) => {
+      const node = cardElement(c);
+      // The flop's three cards come together; the turn and the river one by one.
+      this.motion.card(node, `board:${i}`, { board: true, index: i < 3 ? i : 0 });
+      return node;
+    }) : []));
     this.board.setAttribute("aria-label", hand && hand.board.length ? `Board, ${hand.board.length} cards` : "Board, no cards yet");
     this.renderPot(hand, live);
     const limits = live ? handLimitsText(hand.structure, hand.limits) : "";
@@ -134,12 +144,14 @@ export class TableView {
 
     const cards = el("div", "hole");
     if (p && p.status !== "folded" && !(hand.mucked && hand.mucked[seat.seat])) {
-      if (p.cards) {
-        for (const c of p.cards) cards.append(cardElement(c));
-        if (p.shown || !me) cards.classList.add("shown");
-      } else if (p.dealt || live) {
-        for (let i = 0; i < holeCount(hand.game); i += 1) cards.append(cardElement(null));
+      const count = p.cards ? p.cards.length : p.dealt || live ? holeCount(hand.game) : 0;
+      for (let i = 0; i < count; i += 1) {
+        const node = cardElement(p.cards ? p.cards[i] : null);
+        // Keyed by seat and place, not face: a card turned up at showdown is not dealt again.
+        this.motion.card(node, `hole:${seat.seat}:${i}`, { index: i });
+        cards.append(node);
       }
+      if (p.cards && (p.shown || !me)) cards.classList.add("shown");
     }
     cards.setAttribute("aria-label", me ? "Your cards" : `${seat.player}'s cards`);
     cards.setAttribute("role", "group");
@@ -156,6 +168,12 @@ export class TableView {
     else if (acting) note = me ? "Your turn" : "Thinking…";
     else if (!p && STATUS_LABELS[seat.status]) note = STATUS_LABELS[seat.status];
     if (seat.leaving) note = note ? `${note} · leaving` : "Leaving";
+    if (seat.disconnected) {
+      node.classList.add("dropped");
+      const badge = el("span", "badge dropped-badge", "Disconnected");
+      badge.dataset.role = "disconnected";
+      plate.append(badge);
+    }
     const noteNode = el("span", "note", note);
     noteNode.dataset.role = "note";
     plate.append(noteNode);
@@ -168,7 +186,10 @@ export class TableView {
       const clock = el("div", "seat-clock");
       clock.setAttribute("aria-hidden", "true");
       clock.append(el("div", "fill"));
-      node.append(clock);
+      // The seconds left, for everyone at the table (Clock.tick writes them).
+      const time = el("span", "seat-time");
+      time.dataset.role = "seat-time";
+      node.append(clock, time);
     }
     return node;
   }
@@ -176,8 +197,9 @@ export class TableView {
 
 /** Counts down the turn: fills the actor's seat bar and the viewer's own clock. */
 export class Clock {
-  constructor(root, announce) {
+  constructor(root, { announce, onHurry }) {
     this.root = root;
+    this.onHurry = onHurry;
     this.box = root.querySelector("#turn-clock");
     this.fill = root.querySelector("#clock-fill");
     this.text = root.querySelector("#clock-text");
@@ -195,6 +217,7 @@ export class Clock {
     const model = this.model;
     const hand = model && model.hand;
     const bar = this.root.querySelector(".seat.acting .seat-clock .fill");
+    const seatTime = this.root.querySelector(".seat.acting [data-role=seat-time]");
     if (!hand || !hand.deadline || hand.actor === null) {
       this.box.hidden = true;
       this.phase = null;
@@ -210,6 +233,11 @@ export class Clock {
       bar.style.width = `${(fraction * 100).toFixed(1)}%`;
       bar.classList.toggle("bank", inBank);
     }
+    const bonus = hand.bonus ? ` (+${hand.bonus} s reconnect bonus)` : "";
+    if (seatTime) {
+      seatTime.textContent = `${inBank ? `Time bank ${seconds} s` : `${seconds} s`}${bonus}`;
+      seatTime.classList.toggle("bank", inBank);
+    }
     const mine = mySeat(model) === hand.actor;
     this.box.hidden = !mine;
     if (!mine) {
@@ -218,9 +246,11 @@ export class Clock {
     }
     this.fill.style.width = `${(fraction * 100).toFixed(1)}%`;
     this.fill.classList.toggle("bank", inBank);
-    this.text.textContent = inBank ? `Time bank: ${seconds} s` : `${seconds} s to act`;
+    this.text.textContent = `${inBank ? `Time bank: ${seconds} s` : `${seconds} s to act`}${bonus}`;
     const phase = `${hand.turn}:${inBank ? "bank" : "action"}`;
     if (phase !== this.phase) {
+      // Into the time bank (not a page opened during it): time is running out.
+      if (inBank && this.phase === `${hand.turn}:action`) this.onHurry();
       this.phase = phase;
       this.announce(inBank ? `Time bank: ${seconds} seconds left.` : `Your turn: ${seconds} seconds.`);
     }

@@ -4,8 +4,8 @@
  * `fromSnapshot(msg)` builds the model from the server's snapshot (tables/selectors.py
  * `table_snapshot`); `applyEvent(model, msg)` folds one versioned event into it (the
  * event types of tables/engine/events.py plus the table's own `turn`, `seats` and
- * `seat_left`) and returns notes for the log (who sat down, what became of a straddle
- * or overblind request). Mirrors what the
+ * `seat_left`) and returns notes for the log (who sat down, who dropped or came back,
+ * what became of a straddle or overblind request). Mirrors what the
  * engine does to stacks, bets and pots, so that the screen needs no snapshot per event;
  * any doubt (a lost message) is settled by a fresh snapshot (socket.js).
  */
@@ -63,6 +63,8 @@ export function fromSnapshot(msg, previous) {
       turn: h.turn,
       deadline: h.deadline,
       timeBank: msg.table.time_bank_seconds,
+      // The hand's events so far as this viewer saw them (main.js rebuilds the log).
+      log: h.log || [],
     });
     model.lastHand = null;
   }
@@ -262,14 +264,19 @@ export function applyEvent(model, msg) {
         hand.deadline = msg.deadline;
         hand.timeBank = msg.time_bank_seconds;
         hand.legal = msg.legal_actions || null;
+        // The seconds a reconnect bonus added to this turn's deadline (shown with the clock).
+        hand.bonus = msg.reconnect_bonus_seconds || 0;
         delete hand.lastAction[msg.seat];
         model.pendingAct = false;
       }
       break;
     case "seats": {
-      const before = new Map(model.seats.map((s) => [s.seat, s.player]));
+      const before = new Map(model.seats.map((s) => [s.seat, s]));
       for (const s of msg.seats) {
-        if (before.get(s.seat) !== s.player) notes.push(`${s.player} sits down in seat ${s.seat}.`);
+        const was = before.get(s.seat);
+        if (!was || was.player !== s.player) notes.push(`${s.player} sits down in seat ${s.seat}.`);
+        else if (!was.disconnected && s.disconnected) notes.push(`${s.player} is disconnected.`);
+        else if (was.disconnected && !s.disconnected) notes.push(`${s.player} is connected again.`);
       }
       model.seats = msg.seats;
       model.you = youFromSeats(model);
