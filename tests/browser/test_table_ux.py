@@ -29,8 +29,7 @@ from tables.services.seating import seat_take
 from tests.browser.conftest import PHONE, SCREENSHOTS
 from tests.browser.test_csp_browser import assert_no_csp_violation, watched
 from tests.browser.test_table_ui import holdem_table, outside_the_browser_loop, player, sit
-from tests.factories import PASSWORD, StakeLevelFactory, TableFactory
-from tests.tables.conftest import current, deal
+from tests.kit import PASSWORD, StakeLevelFactory, TableFactory, current, deal
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,8 +9,7 @@ from tables.selectors import seats_public, table_seats
 from tables.services import play
 from tables.services.advance import seat_advance_set
 from tables.services.seating import seat_sit_in
-from tests.factories import TableFactory
-from tests.tables.conftest import current, deal, funded_player
+from tests.kit import TableFactory, current, deal, funded_player
 from tests.tables.test_advance import acted, order, three_handed  # noqa: F401 (a fixture)
 from tests.tables.test_services import play_passively, sit
 

@@ -17,7 +17,7 @@ from tables.engine.state import HandState
 from tables.models import Seat
 from tables.selectors import table_snapshot
 from tables.services import play
-from tests.tables.conftest import current, deal, funded_player
+from tests.kit import current, deal, funded_player
 from tests.tables.test_services import sit, users_at
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db
 def published(monkeypatch):
     """The messages the table commands hand over for publishing (a test transaction
     never commits, so nothing would be sent)."""
-    import tables.services.recorder as recorder
+    import tables.services.command as recorder
 
     sent: list = []
     monkeypatch.setattr(
