@@ -22,8 +22,8 @@ from accounts.models import User
 from tables.bots.strategy import PROFILES, choose_action
 from tables.engine.deck import shuffled_deck
 from tables.engine.events import event_from_dict
-from tables.engine.phh import replay_phh
 from tables.engine.state import HandState
+from tables.formats.phh import replay_phh
 from tables.models import Hand, Seat, Table
 from tables.services import hands, play, seating
 from tests.api.conftest import api_for
