@@ -72,6 +72,9 @@ def build_pots(
         raise ValueError("seats, contributed and in_hand differ in length")
     players = list(zip(seats, contributed, in_hand, strict=True))
     levels = sorted({c for _, c, live in players if live and c > 0})
+    if len(levels) == 1 and max(contributed) == levels[0]:
+        # Everyone still in put in the same, nobody more: one pot, no side pots.
+        return [Pot(amount=sum(contributed), eligible=tuple(s for s, _, live in players if live))]
     pots: list[Pot] = []
     previous = 0
     for level in levels:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from tables.engine import errors
 from tables.engine.betting import Limits, Street
@@ -52,8 +53,7 @@ class SeatEntry:
     auto_muck: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class _ForcedBet:
+class _ForcedBet(NamedTuple):
     """A bet posted before the cards: player index, kind (the Posted event's word),
     nominal amount, and whether it is live (counts toward the call) or dead (antes)."""
 
@@ -73,8 +73,9 @@ def blind_indices(button: int, n: int) -> tuple[int, int]:
 
 def verify_start(
     config: TableConfig, seats: Sequence[SeatEntry], *, button: int, deck: Sequence[int]
-) -> None:
-    """Raise the ConfigError or SetupError that ``start_hand`` would; None when fine."""
+) -> list[SeatEntry]:
+    """Raise the ConfigError or SetupError that ``start_hand`` would; else return the
+    entries in seat order."""
     table_limits(config)  # validates the configuration
     n = len(seats)
     if not 2 <= n <= 10:
@@ -87,7 +88,7 @@ def verify_start(
         raise errors.SetupError("Every player dealt in needs chips.")
     if button not in numbers:
         raise errors.SetupError(f"The button seat {button} is not dealt in.")
-    if len(deck) != 52 or set(deck) != set(range(52)):
+    if set(deck) != _FULL_DECK or len(deck) != 52:
         raise errors.SetupError("The deck must hold each of the 52 cards once.")
     b = numbers.index(button)
     small_blind, _ = blind_indices(b, n)
@@ -97,6 +98,10 @@ def verify_start(
                 f"Seat {numbers[j]} cannot post a newcomer big blind from the "
                 "small-blind or button seat; it waits until the button passes (finer point 16)."
             )
+    return entries
+
+
+_FULL_DECK = frozenset(range(52))
 
 
 def can_start(
@@ -136,8 +141,7 @@ def start_hand(
     ``result.next_kill`` when the killer is still dealt in (ignored when the table plays
     no kills or the killer is not dealt in).
     """
-    verify_start(config, seats, button=button, deck=deck)
-    entries = sorted(seats, key=lambda entry: entry.seat)
+    entries = verify_start(config, seats, button=button, deck=deck)
     n = len(entries)
     numbers = tuple(entry.seat for entry in entries)
     b = numbers.index(button)
@@ -233,29 +237,30 @@ def start_hand(
     antes = [0] * n
     status = [PlayerStatus.IN] * n
     blind_shortfall = 0
-    for bet in forced:
-        paid = min(bet.amount, stacks[bet.player])
-        if bet.live and paid < bet.amount:  # a blind posted all-in for less (17-18)
-            blind_shortfall += bet.amount - paid
+    for player, kind, amount, live in forced:
+        paid = min(amount, stacks[player])
+        if live and paid < amount:  # a blind posted all-in for less (finer points 17-18)
+            blind_shortfall += amount - paid
         if paid <= 0:  # all-in from the ante already
             continue
-        stacks[bet.player] -= paid
-        contributed[bet.player] += paid
-        if bet.live:
-            committed[bet.player] += paid
+        stacks[player] -= paid
+        contributed[player] += paid
+        if live:
+            committed[player] += paid
         else:
-            antes[bet.player] += paid
-        all_in = stacks[bet.player] == 0
+            antes[player] += paid
+        all_in = stacks[player] == 0
         if all_in:
-            status[bet.player] = PlayerStatus.ALL_IN
-        events.append(Posted(seat=numbers[bet.player], kind=bet.kind, amount=paid, all_in=all_in))
+            status[player] = PlayerStatus.ALL_IN
+        events.append(Posted(seat=numbers[player], kind=kind, amount=paid, all_in=all_in))
 
     # 3. Hole cards: one at a time clockwise from the small blind, so the player in deal
-    # position p gets the deck's cards p, p + n, p + 2n, ...
-    per_player = config.game.hole_cards
+    # position p gets the deck's cards p, p + n, p + 2n, ... (a slice with step n).
+    cards = tuple(deck)
+    dealt = config.game.hole_cards * n
     hole_by_player: dict[int, tuple[int, ...]] = {}
     for p, j in enumerate(deal_order):
-        hole_by_player[j] = tuple(deck[p + k * n] for k in range(per_player))
+        hole_by_player[j] = cards[p:dealt:n]
         events.append(HoleCards(seat=numbers[j], cards=hole_by_player[j]))
 
     # 4. The preflop round.
@@ -288,7 +293,7 @@ def start_hand(
         starting_stacks=tuple(entry.stack for entry in entries),
         auto_muck=tuple(entry.auto_muck for entry in entries),
         hole=tuple(hole_by_player[j] for j in range(n)),
-        deck=tuple(deck),
+        deck=cards,
         deck_commitment=deck_commitment,
         limits=limits,
         small_blind_index=sb,

@@ -34,7 +34,7 @@ from tests.tables.conftest import deal, funded_player
 pytestmark = pytest.mark.django_db
 
 HANDS = 40
-#: Markers of rules PHH readers play otherwise (tables/engine/phh.py).
+#: Markers of rules PHH readers play otherwise (tables/formats/phh.py).
 MARKERS = ("_short_blind", "_short_all_in_cap", "_kill", "_overblind", "_chop", "_allin_protection")
 
 

@@ -57,6 +57,10 @@ def replay_file(path: Path) -> tuple[bool, str]:
 
 class Command(BaseCommand):
     help = "Replay PHH hand histories through the engine and write the engine's result."
+    # It reads and writes files only: the system checks (URLs, models, the database)
+    # have nothing to say about it, and importing every view for them is most of its
+    # start-up.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", type=Path, help="PHH files or directories")
