@@ -53,7 +53,7 @@ def uncalled_excess(contributed: Sequence[int]) -> tuple[int, int] | None:
     if contributed.count(top) > 1:  # matched: two players or more put in the most
         return None
     j = contributed.index(top)
-    return j, top - max(contributed[:j] + contributed[j + 1 :])
+    return j, top - max(c for k, c in enumerate(contributed) if k != j)
 
 
 def build_pots(

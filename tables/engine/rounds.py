@@ -51,8 +51,8 @@ def close_round(st: HandState, events: list[Event]) -> None:
     if st.status.count(PlayerStatus.IN) <= 1:
         # At most one player can still bet: run the board out (RULES.md 3.7).
         st.runout = True
-        while st.street is not Street.RIVER:
-            deal_street(st, NEXT_STREET[st.street], events)
+        while (street := NEXT_STREET.get(st.street)) is not None:
+            deal_street(st, street, events)
         settle.showdown(st, events, pots, live)
         return
     if st.street is Street.PREFLOP:

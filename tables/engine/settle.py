@@ -22,7 +22,7 @@ the table's kill setting (never compounding).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -143,7 +143,7 @@ def showdown(st: HandState, events: list[Event], pots: Sequence[Pot], live: list
 
     shown: list[int] = []
     # The words of each shown hand, written once for its Shown and its Won events.
-    high_text: dict[int, str | None] = {}
+    high_text: dict[int, str] = {}
     low_text: dict[int, str | None] = {}
     for i in order:
         # The first hand is always shown (all of them after a run-out); a later one with
@@ -189,7 +189,7 @@ def _award(
     amount: int,
     winners: list[int],
     share: str | None,
-    texts: dict[int, str | None],
+    texts: Mapping[int, str | None],
     winnings: list[int],
     events: list[Event],
 ) -> None:

@@ -11,12 +11,12 @@ their queued action or of its clearing.
 from typing import Any
 
 from accounts.models import User
+from tables.engine.advance import ADVANCE_KINDS
 from tables.engine.rounds import PlayerStatus
 from tables.engine.state import HandState
 from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn
 from tables.models import Seat
 from tables.selectors import hand_in_progress
-from tables.services.advance_rules import ADVANCE_KINDS
 from tables.services.locking import table_command, table_lock
 
 
