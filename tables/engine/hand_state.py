@@ -22,6 +22,7 @@ seat in seat order (``seats[i]``). Public values (actor, events, pots, views) us
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -99,17 +100,10 @@ class HandState:
 
     def copy(self) -> HandState:
         """A copy sharing the immutable parts and owning fresh per-player lists."""
-        return dataclasses.replace(
-            self,
-            board=self.board.copy(),
-            stacks=self.stacks.copy(),
-            status=self.status.copy(),
-            committed=self.committed.copy(),
-            contributed=self.contributed.copy(),
-            antes=self.antes.copy(),
-            acted=self.acted.copy(),
-            shown=self.shown.copy(),
-        )
+        new = HandState(*_FIELD_VALUES(self))
+        for name in _CHANGING_LISTS:
+            setattr(new, name, getattr(self, name).copy())
+        return new
 
     # -- simple queries -----------------------------------------------------------------
 
@@ -330,19 +324,19 @@ class HandState:
     def to_dict(self) -> dict[str, Any]:
         """Lossless plain JSON form (cards as ints), the fields in declaration order."""
         out: dict[str, Any] = {}
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if field.name in _DICT_FIELDS:
+        for name in _FIELD_NAMES:
+            value = getattr(self, name)
+            if name in _DICT_FIELDS:
                 value = None if value is None else value.to_dict()
-            elif field.name == "hole":
+            elif name == "hole":
                 value = [list(h) for h in value]
-            elif field.name == "status":
+            elif name == "status":
                 value = [str(s) for s in value]
             elif isinstance(value, StrEnum):
                 value = str(value)
             elif isinstance(value, tuple):
                 value = list(value)
-            out[field.name] = value
+            out[name] = value
         return out
 
     @classmethod
@@ -367,6 +361,20 @@ class HandState:
         return cls(**kwargs)
 
 
+_FIELD_NAMES = tuple(field.name for field in dataclasses.fields(HandState))
+#: Every field's value, in order (what the dataclass's ``__init__`` takes).
+_FIELD_VALUES = operator.attrgetter(*_FIELD_NAMES)
+#: The fields that change as the hand goes; every other field holds an immutable value.
+_CHANGING_LISTS = (
+    "board",
+    "stacks",
+    "status",
+    "committed",
+    "contributed",
+    "antes",
+    "acted",
+    "shown",
+)
 #: Fields written as their own ``to_dict()`` (or None).
 _DICT_FIELDS = frozenset(("config", "limits", "kill", "result"))
 _TUPLE_FIELDS = ("seats", "players", "starting_stacks", "auto_muck", "deck")
