@@ -109,3 +109,37 @@ def test_clashing_names_are_the_same_whatever_the_jobs(tmp_path: Path, jobs: str
 def test_a_wrong_command_line_is_refused_by_argparse() -> None:
     with pytest.raises(CommandError, match="invalid int value"):
         call_command("phh_replay", "--jobs", "x", "some.phh")
+
+
+def test_a_process_running_other_threads_spawns_its_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import multiprocessing
+    import threading
+
+    from tables.management.commands import phh_replay
+
+    methods: list[str] = []
+    original = multiprocessing.get_context
+
+    def get_context(method: str) -> multiprocessing.context.BaseContext:
+        methods.append(method)
+        return original(method)
+
+    monkeypatch.setattr(phh_replay.multiprocessing, "get_context", get_context)
+    text = write_golden(tmp_path / "in")
+    for k in range(20):
+        (tmp_path / "in" / f"copy{k:02d}.phh").write_text(text)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        call_command(
+            "phh_replay", str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--jobs", "2"
+        )
+    finally:
+        stop.set()
+        other.join()
+    assert methods == ["spawn"]  # forking a threaded process may deadlock the child
+    assert len(list((tmp_path / "out").iterdir())) == 21
+    assert all(p.read_text() == text for p in (tmp_path / "out").iterdir())

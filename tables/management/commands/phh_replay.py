@@ -13,7 +13,9 @@ The output is written by this process in file order, so it is the same whatever 
 Replaying needs no database: the command only reads and writes files.
 """
 
+import multiprocessing
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import cast
@@ -76,7 +78,12 @@ class Command(BaseCommand):
         files = phh_files(paths)
         jobs = min(default_jobs() if jobs is None else jobs, len(files) // MIN_FILES_PER_JOB)
         if jobs > 1:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            # Forked workers start at once; but a process running other threads (a test
+            # run, a server's call_command) may fork while one of them holds a lock that
+            # the child then waits on for ever: such a process spawns fresh workers.
+            method = "fork" if threading.active_count() == 1 else "spawn"
+            context = multiprocessing.get_context(method)
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
                 chunk = max(1, len(files) // (jobs * 16))
                 results = list(pool.map(replay_file, files, chunksize=chunk))
         else:
