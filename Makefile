@@ -34,6 +34,7 @@ test: $(VENV)/.dev browser
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(VENV)/.dev
 	$(BIN)/ruff check --fix .

@@ -6,14 +6,15 @@ import sys
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["phh_replay"]:
-        # Replaying PHH files needs no database: skip Django's set-up (1-2 s of imports)
-        # unless Django's own options are used (tables/engine/phh_cli.py).
-        from tables.engine import phh_cli
-
-        if phh_cli.runs_without_django(sys.argv[2:]):
-            sys.exit(phh_cli.main(sys.argv[2:]))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "poker_room.settings.dev")
+    if sys.argv[1:2] == ["phh_replay"]:
+        # Replaying PHH files uses none of the apps: the command runs without Django's
+        # set-up, which would be most of its time (it is an ordinary command otherwise,
+        # and `call_command("phh_replay", ...)` or `manage.py help phh_replay` work too).
+        from tables.management.commands.phh_replay import Command
+
+        Command().run_from_argv(sys.argv)
+        return
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

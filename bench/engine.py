@@ -55,7 +55,6 @@ from tables.engine.actions import Action, ActionKind  # noqa: E402
 from tables.engine.cards import cards_str  # noqa: E402
 from tables.engine.config import Game, Structure, TableConfig  # noqa: E402
 from tables.engine.deck import shuffled_deck  # noqa: E402
-from tables.engine.phh import export_phh  # noqa: E402
 from tables.engine.state import (  # noqa: E402
     HandState,
     SeatEntry,
@@ -64,6 +63,7 @@ from tables.engine.state import (  # noqa: E402
     start_hand,
 )
 from tables.engine.testing import random_action  # noqa: E402
+from tables.formats.phh import export_phh  # noqa: E402
 from tests.engine import pokerkit_adapter as pka  # noqa: E402
 
 GAMES = [
@@ -238,13 +238,18 @@ def timed(command: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
-    """Run every part and print the markdown table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(description: str) -> argparse.Namespace:
+    """The command line of the bench's scripts: hands per game, PHH files, seed."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--hands", type=int, default=300, help="recorded hands per game")
     parser.add_argument("--files", type=int, default=1500, help="PHH files to replay")
     parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    """Run every part and print the markdown table."""
+    args = arguments(__doc__.splitlines()[0])
     warnings.simplefilter("ignore")  # pokerkit's notes on cash-game folds
     rows: list[tuple[str, str, str, str]] = []
     for name, game, structure in GAMES:

@@ -36,8 +36,8 @@ from tables.api.serializers import (
     hand_detail_data,
 )
 from tables.api.throttles import HandExportThrottle, HandHistoryThrottle
-from tables.engine.phh import PhhMeta, export_phh
 from tables.formats.ohh import hand_to_ohh
+from tables.formats.phh import PhhMeta, export_phh
 from tables.formats.pokerstars import hand_to_pokerstars
 from tables.history_selectors import (
     HISTORY_CURRENCY,

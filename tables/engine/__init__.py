@@ -1,6 +1,6 @@
 """Pure-Python poker engine of the room: cards, decks, hand values, betting and pots.
 
-Nothing in this package imports Django; it takes and returns plain ints, records and dataclasses.
+Nothing in this package imports Django; it takes and returns plain ints, enums and dataclasses.
 """
 
 # Public API of the hand state machine (tables/engine/state.py has the design notes).

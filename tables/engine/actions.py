@@ -18,7 +18,6 @@ from typing import Any
 
 from tables.engine import errors
 from tables.engine.config import Structure
-from tables.engine.records import fast_init
 
 
 class ActionKind(StrEnum):
@@ -31,12 +30,6 @@ class ActionKind(StrEnum):
     TIMEOUT = "timeout"
 
 
-# The members as plain names (a member read from its enum class is slow, see config.py).
-FOLD, CHECK, CALL = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL
-BET_RAISE, TIMEOUT = ActionKind.BET_RAISE, ActionKind.TIMEOUT
-
-
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Action:
     """A decision of the player at ``seat``.
@@ -52,33 +45,33 @@ class Action:
     protection_allowed: bool = True
 
     def __post_init__(self) -> None:
-        if type(self.kind) is not ActionKind:  # the factories below already pass one
-            object.__setattr__(self, "kind", ActionKind(self.kind))
+        # Accept the plain string of a kind (from JSON or a test) and normalise it.
+        object.__setattr__(self, "kind", ActionKind(self.kind))
 
     @classmethod
     def fold(cls, seat: int) -> Action:
         """Fold."""
-        return cls(ActionKind.FOLD, seat)
+        return cls(kind=ActionKind.FOLD, seat=seat)
 
     @classmethod
     def check(cls, seat: int) -> Action:
         """Check."""
-        return cls(ActionKind.CHECK, seat)
+        return cls(kind=ActionKind.CHECK, seat=seat)
 
     @classmethod
     def call(cls, seat: int) -> Action:
         """Call (all-in for less when the stack is short)."""
-        return cls(ActionKind.CALL, seat)
+        return cls(kind=ActionKind.CALL, seat=seat)
 
     @classmethod
     def bet_raise(cls, seat: int, to: int) -> Action:
         """Bet or raise to a street total of ``to``."""
-        return cls(ActionKind.BET_RAISE, seat, to=to)
+        return cls(kind=ActionKind.BET_RAISE, seat=seat, to=to)
 
     @classmethod
     def timeout(cls, seat: int, *, protection_allowed: bool = True) -> Action:
         """The player's time ran out (RULES.md section 5)."""
-        return cls(ActionKind.TIMEOUT, seat, protection_allowed=protection_allowed)
+        return cls(kind=ActionKind.TIMEOUT, seat=seat, protection_allowed=protection_allowed)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form."""
@@ -93,14 +86,13 @@ class Action:
     def from_dict(cls, d: dict[str, Any]) -> Action:
         """Inverse of :meth:`to_dict` (``to`` and ``protection_allowed`` optional)."""
         return cls(
-            ActionKind(d["kind"]),
-            int(d["seat"]),
+            kind=ActionKind(d["kind"]),
+            seat=int(d["seat"]),
             to=None if d.get("to") is None else int(d["to"]),
             protection_allowed=bool(d.get("protection_allowed", True)),
         )
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class LegalActions:
     """The options of the player to act.

@@ -29,17 +29,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from tables.engine.config import (
-    FL,
-    LIMIT_STRUCTURES,
-    NL,
-    NO_KILL,
-    SL,
-    KillMode,
-    Structure,
-    TableConfig,
-)
-from tables.engine.records import fast_init
+from tables.engine.config import LIMIT_STRUCTURES, KillMode, Structure, TableConfig
 
 #: Maximum number of bets in a limit betting round (bet, raise, re-raise, cap).
 LIMIT_CAP = 4
@@ -54,16 +44,13 @@ class Street(StrEnum):
     RIVER = "river"
 
 
-# The members as plain names (a member read from its enum class is slow, see config.py).
-PREFLOP, FLOP, TURN, RIVER = Street.PREFLOP, Street.FLOP, Street.TURN, Street.RIVER
 #: Turn and river: the big bet applies in limit games.
-LATE_STREETS = frozenset((TURN, RIVER))
+LATE_STREETS = frozenset((Street.TURN, Street.RIVER))
 #: Board cards visible during each street's betting.
-BOARD_CARDS = {PREFLOP: 0, FLOP: 3, TURN: 4, RIVER: 5}
-NEXT_STREET = {PREFLOP: FLOP, FLOP: TURN, TURN: RIVER}
+BOARD_CARDS = {Street.PREFLOP: 0, Street.FLOP: 3, Street.TURN: 4, Street.RIVER: 5}
+NEXT_STREET = {Street.PREFLOP: Street.FLOP, Street.FLOP: Street.TURN, Street.TURN: Street.RIVER}
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Limits:
     """The betting limits in force for one hand (after a kill or an overblind).
@@ -81,22 +68,22 @@ class Limits:
     multiplier: str = "1"
 
     @classmethod
-    def for_hand(cls, config: TableConfig, scale: KillMode = NO_KILL) -> Limits:
+    def for_hand(cls, config: TableConfig, scale: KillMode = KillMode.NONE) -> Limits:
         """Limits of a hand of ``config``; ``scale`` FULL doubles them, HALF x1.5.
 
         Kill and overblind hands (limit games only) multiply the small and big bets and
         both ends of the spread, rounded down to the cent (finer point 2). The blinds are
         not changed: the kill blind / overblind is posted on top.
         """
-        if scale is NO_KILL:  # almost every hand: the table's own limits, no scaling
+        if scale is KillMode.NONE:  # almost every hand: the table's own limits
             return cls(
-                config.structure,
-                config.big_blind,
-                config.small_bet,
-                config.big_bet,
-                config.spread_min,
-                config.spread_max,
-                config.min_bet_doubles_late,
+                structure=config.structure,
+                big_blind=config.big_blind,
+                small_bet=config.small_bet,
+                big_bet=config.big_bet,
+                spread_min=config.spread_min,
+                spread_max=config.spread_max,
+                min_bet_doubles_late=config.min_bet_doubles_late,
             )
         multiplier = {KillMode.FULL: "2", KillMode.HALF: "1.5"}[scale]
         return cls(
@@ -117,9 +104,9 @@ class Limits:
     def min_bet(self, street: Street) -> int:
         """Smallest opening bet of a street (the initial ``last_raise``)."""
         structure = self.structure
-        if structure is FL:
+        if structure is Structure.FL:
             return self.limit_unit(street)
-        if structure is SL:
+        if structure is Structure.SL:
             return self.spread_min
         if self.min_bet_doubles_late and street in LATE_STREETS:
             return self.big_bet
@@ -147,9 +134,9 @@ class Limits:
 def min_raise_increment(limits: Limits, street: Street, last_raise: int) -> int:
     """Smallest increment over ``to_match`` that makes a *full* bet or raise."""
     structure = limits.structure
-    if structure is FL:
+    if structure is Structure.FL:
         return limits.limit_unit(street)
-    if structure is SL:
+    if structure is Structure.SL:
         # "A raise must be at least the previous bet or raise", within the spread.
         return min(max(limits.spread_min, last_raise), limits.spread_max)
     return last_raise
@@ -176,14 +163,14 @@ def raise_bounds(
     (300, 800)
     """
     structure = limits.structure
-    if structure is FL:
+    if structure is Structure.FL:
         min_to = to_match + limits.limit_unit(street)
         return min_to, min_to
-    if structure is SL:
+    if structure is Structure.SL:
         min_to = to_match + min_raise_increment(limits, street, last_raise)
         return min_to, to_match + limits.spread_max
     min_to = to_match + last_raise  # PL and NL: min_raise_increment is the last full raise
-    if structure is NL:
+    if structure is Structure.NL:
         return min_to, None
     # Pot limit: the pot after calling, plus the call.
     call = to_match - committed

@@ -1,8 +1,9 @@
-"""Events of a hand: immutable records, JSON-able, each with a visibility rule.
+"""Events of a hand: frozen dataclasses, JSON-able, each with a visibility rule.
 
-Every transition of :mod:`tables.engine.state` returns the list of events it caused, in
-order. The table layer stores them (the immutable hand record of RULES.md section 9),
-numbers them, and sends each viewer only what :meth:`Event.visible_to` allows.
+Every transition of :mod:`tables.engine.start` and :mod:`tables.engine.act` returns the
+list of events it caused, in order. The table layer stores them (the immutable hand
+record of RULES.md section 9), numbers them, and sends each viewer only what
+:meth:`Event.visible_to` allows.
 
 JSON form: ``event.to_dict()`` is a dict of plain JSON types with a ``"type"`` key;
 :func:`event_from_dict` is its inverse. Cards are written as two-character codes
@@ -17,45 +18,43 @@ Visibility: ``visible_to(seat)`` answers for a seated player (``seat``) or a spe
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from tables.engine.cards import card_str, parse_card
 from tables.engine.config import KillInfo
 from tables.engine.pots import Pot
-from tables.engine.records import Record
 
 #: How a field is written in JSON when it is not a plain value (see Event.json_fields).
 CARDS = "cards"  # a tuple of card ids, written as two-character codes
 KILL = "kill"  # a KillInfo or None, written as its dict
 
 
-class SeatInfo(Record):
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
     """A seat dealt in: number, player id and stack at the start of the hand."""
-
-    __slots__ = ()
 
     seat: int
     player: str
     stack: int
 
 
-class SeatAmount(Record):
+@dataclass(frozen=True, slots=True)
+class SeatAmount:
     """An amount of chips attached to a seat (stacks, winnings, rake shares)."""
-
-    __slots__ = ()
 
     seat: int
     amount: int
 
 
-class Event(Record):
+@dataclass(frozen=True, slots=True)
+class Event:
     """Base class. Subclasses set ``type`` and may override :meth:`visible_to`.
 
     ``json_fields`` names the fields that are not written as they are: :data:`CARDS`,
-    :data:`KILL`, or a record class for a tuple of those records (written as dicts).
+    :data:`KILL`, or a dataclass for a tuple of those (each written as a dict).
     """
 
-    __slots__ = ()
     type: ClassVar[str] = "event"
     json_fields: ClassVar[dict[str, Any]] = {}
 
@@ -64,55 +63,57 @@ class Event(Record):
         return True
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON form with a ``"type"`` key."""
+        """Plain JSON form with a ``"type"`` key, then the fields in order."""
         out: dict[str, Any] = {"type": self.type}
-        codecs = self.json_fields
-        for name, value in zip(self.fields, self, strict=True):
-            codec = codecs.get(name)
+        for field in fields(self):
+            value = getattr(self, field.name)
+            codec = self.json_fields.get(field.name)
             if codec is None:
-                value = list(value) if isinstance(value, tuple) else value
+                out[field.name] = _plain(value)
             elif codec == CARDS:
-                value = [card_str(c) for c in value]
+                out[field.name] = [card_str(c) for c in value]
             elif codec == KILL:
-                value = None if value is None else value.to_dict()
-            else:  # a tuple of records
-                value = [
-                    {
-                        k: (list(v) if isinstance(v, tuple) else v)
-                        for k, v in zip(r.fields, r, strict=True)
-                    }
-                    for r in value
+                out[field.name] = None if value is None else value.to_dict()
+            else:  # a tuple of small dataclasses
+                out[field.name] = [
+                    {f.name: _plain(getattr(item, f.name)) for f in fields(item)} for item in value
                 ]
-            out[name] = value
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Event:
         """Inverse of :meth:`to_dict` (use :func:`event_from_dict` to dispatch on type)."""
-        values: list[Any] = []
-        codecs = cls.json_fields
-        for name in cls.fields:
-            value = d[name]
-            codec = codecs.get(name)
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            value = d[field.name]
+            codec = cls.json_fields.get(field.name)
             if codec is None:
-                value = tuple(value) if isinstance(value, list) else value
+                values[field.name] = _tupled(value)
             elif codec == CARDS:
-                value = tuple(parse_card(c) for c in value)
+                values[field.name] = tuple(parse_card(c) for c in value)
             elif codec == KILL:
-                value = None if value is None else KillInfo.from_dict(value)
+                values[field.name] = None if value is None else KillInfo.from_dict(value)
             else:
-                value = tuple(
-                    codec(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in r.items()})
-                    for r in value
+                values[field.name] = tuple(
+                    codec(**{k: _tupled(v) for k, v in item.items()}) for item in value
                 )
-            values.append(value)
-        return cls(*values)
+        return cls(**values)
 
 
+def _plain(value: Any) -> Any:
+    """A field's JSON value: tuples become lists."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _tupled(value: Any) -> Any:
+    """A field's value from JSON: lists become tuples."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+@dataclass(frozen=True, slots=True)
 class HandStarted(Event):
     """A hand begins. ``limits`` are those in force (after a kill or overblind)."""
 
-    __slots__ = ()
     type: ClassVar[str] = "hand_started"
     json_fields: ClassVar[dict[str, Any]] = {"seats": SeatInfo, "kill": KILL}
     hand_id: str
@@ -134,11 +135,11 @@ class HandStarted(Event):
     deck_commitment: str | None
 
 
+@dataclass(frozen=True, slots=True)
 class Posted(Event):
     """A forced bet: ante, small_blind, big_blind, newcomer_big_blind, straddle,
     kill_blind or overblind. Antes are dead money; the others are live bets."""
 
-    __slots__ = ()
     type: ClassVar[str] = "posted"
     seat: int
     kind: str
@@ -146,10 +147,10 @@ class Posted(Event):
     all_in: bool
 
 
+@dataclass(frozen=True, slots=True)
 class HoleCards(Event):
     """A player's hole cards. Private: only the owner sees this event."""
 
-    __slots__ = ()
     type: ClassVar[str] = "hole_cards"
     json_fields: ClassVar[dict[str, Any]] = {"cards": CARDS}
     seat: int
@@ -160,21 +161,21 @@ class HoleCards(Event):
         return seat == self.seat
 
 
+@dataclass(frozen=True, slots=True)
 class DealtBoard(Event):
     """Board cards of a street (flop: 3, turn: 1, river: 1)."""
 
-    __slots__ = ()
     type: ClassVar[str] = "dealt_board"
     json_fields: ClassVar[dict[str, Any]] = {"cards": CARDS}
     street: str
     cards: tuple[int, ...]
 
 
+@dataclass(frozen=True, slots=True)
 class Acted(Event):
     """A player's decision. ``amount`` = chips added now, ``street_total`` = their
     commitment this street afterwards. ``action`` is fold, check, call, bet or raise."""
 
-    __slots__ = ()
     type: ClassVar[str] = "acted"
     seat: int
     action: str
@@ -183,47 +184,47 @@ class Acted(Event):
     all_in: bool
 
 
+@dataclass(frozen=True, slots=True)
 class TimedOut(Event):
     """A player's time ran out; ``resolution`` is check, protected or fold (RULES 5)."""
 
-    __slots__ = ()
     type: ClassVar[str] = "timed_out"
     seat: int
     resolution: str
 
 
+@dataclass(frozen=True, slots=True)
 class Protected(Event):
     """All-in protection: the seat stays in for the ``amount_in`` it has put in."""
 
-    __slots__ = ()
     type: ClassVar[str] = "protected"
     seat: int
     amount_in: int
 
 
+@dataclass(frozen=True, slots=True)
 class UncalledReturned(Event):
     """The uncalled part of a bet goes back to its bettor."""
 
-    __slots__ = ()
     type: ClassVar[str] = "uncalled_returned"
     seat: int
     amount: int
 
 
+@dataclass(frozen=True, slots=True)
 class Pots(Event):
     """The pots at the end of a betting round (or of the hand, before rake)."""
 
-    __slots__ = ()
     type: ClassVar[str] = "pots"
     json_fields: ClassVar[dict[str, Any]] = {"pots": Pot}
     street: str
     pots: tuple[Pot, ...]
 
 
+@dataclass(frozen=True, slots=True)
 class Shown(Event):
     """A hand turned face up at showdown with its descriptions (``low`` None if none)."""
 
-    __slots__ = ()
     type: ClassVar[str] = "shown"
     json_fields: ClassVar[dict[str, Any]] = {"cards": CARDS}
     seat: int
@@ -232,19 +233,19 @@ class Shown(Event):
     low: str | None
 
 
+@dataclass(frozen=True, slots=True)
 class Mucked(Event):
     """A losing hand thrown away unseen (the hand history keeps the cards for auditors)."""
 
-    __slots__ = ()
     type: ClassVar[str] = "mucked"
     seat: int
 
 
+@dataclass(frozen=True, slots=True)
 class Won(Event):
     """``amount`` of pot number ``pot`` (0 = main) to ``seat``. ``share`` is "high",
     "low" or None (the whole pot, or uncontested); ``description`` None if not shown."""
 
-    __slots__ = ()
     type: ClassVar[str] = "won"
     seat: int
     pot: int
@@ -253,30 +254,30 @@ class Won(Event):
     description: str | None
 
 
+@dataclass(frozen=True, slots=True)
 class Raked(Event):
     """The hand's rake and each seat's contributed share of it."""
 
-    __slots__ = ()
     type: ClassVar[str] = "rake"
     json_fields: ClassVar[dict[str, Any]] = {"contributed": SeatAmount}
     amount: int
     contributed: tuple[SeatAmount, ...]
 
 
+@dataclass(frozen=True, slots=True)
 class Chopped(Event):
     """The blinds chopped: every forced bet and ante went back to its owner, no rake."""
 
-    __slots__ = ()
     type: ClassVar[str] = "chopped"
     json_fields: ClassVar[dict[str, Any]] = {"returned": SeatAmount}
     seats: tuple[int, ...]
     returned: tuple[SeatAmount, ...]
 
 
+@dataclass(frozen=True, slots=True)
 class HandEnded(Event):
     """Final stacks, rake, net winnings per winner, the scooper and the next hand's kill."""
 
-    __slots__ = ()
     type: ClassVar[str] = "hand_ended"
     json_fields: ClassVar[dict[str, Any]] = {
         "stacks": SeatAmount,

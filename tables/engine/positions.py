@@ -7,11 +7,7 @@ helpers only place the button and the blinds among those players.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from operator import itemgetter
-from typing import TypeVar
-
-T = TypeVar("T")
+from collections.abc import Sequence
 
 
 def next_button(previous_button: int | None, dealt_in: Sequence[int]) -> int:
@@ -86,27 +82,9 @@ def button_passes(seat: int, previous_button: int | None, button: int) -> bool:
 
 
 def clockwise_order(start: int, n: int) -> list[int]:
-    """Indices ``0..n-1`` clockwise beginning with ``start``."""
-    return list(clockwise_tuple(start, n))
+    """Indices ``0..n-1`` clockwise beginning with ``start``.
 
-
-def clockwise_tuple(start: int, n: int) -> tuple[int, ...]:
-    """:func:`clockwise_order` as a tuple (from :data:`CLOCKWISE` for up to ten players)."""
-    if 0 <= start < n <= _MAX_PLAYERS:
-        return CLOCKWISE[n][start]
-    return tuple([(start + k) % n for k in range(n)])
-
-
-_MAX_PLAYERS = 10
-#: ``CLOCKWISE[n][start]``: the player indices ``0..n-1`` clockwise from ``start``, for
-#: 0 <= start < n <= 10. Read directly on every hand (a table, not a call).
-CLOCKWISE: list[list[tuple[int, ...]]] = [
-    [tuple([(start + k) % n for k in range(n)]) for start in range(n)]
-    for n in range(_MAX_PLAYERS + 1)
-]
-#: ``CLOCKWISE_GETTERS[n][start]``, for 2 <= n <= 10: a function that takes an ``n``-long
-#: sequence indexed like the players and returns its items in the order
-#: ``CLOCKWISE[n][start]``, as a tuple (an itemgetter: the items are picked in C).
-CLOCKWISE_GETTERS: list[list[Callable[[Sequence[T]], tuple[T, ...]]]] = [
-    [itemgetter(*order) for order in orders] if n >= 2 else [] for n, orders in enumerate(CLOCKWISE)
-]
+    >>> clockwise_order(2, 4)
+    [2, 3, 0, 1]
+    """
+    return [(start + k) % n for k in range(n)]

@@ -16,16 +16,13 @@ order). Pots name their eligible players by *seat number* so they can be shown a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import compress
+from dataclasses import dataclass
 from typing import Any
 
-from tables.engine.records import Record
 
-
-class Pot(Record):
+@dataclass(frozen=True, slots=True)
+class Pot:
     """One pot: its amount and the seats that can win it."""
-
-    __slots__ = ()
 
     amount: int
     eligible: tuple[int, ...]
@@ -53,10 +50,10 @@ def uncalled_excess(contributed: Sequence[int]) -> tuple[int, int] | None:
     if len(contributed) < 2:
         return (0, contributed[0]) if contributed else None
     top = max(contributed)
-    if contributed.count(top) > 1:  # matched (the usual case): two C calls, no sort
+    if contributed.count(top) > 1:  # matched: two players or more put in the most
         return None
     j = contributed.index(top)
-    return j, top - max(contributed[:j] + contributed[j + 1 :])
+    return j, top - max(c for k, c in enumerate(contributed) if k != j)
 
 
 def build_pots(
@@ -71,42 +68,29 @@ def build_pots(
     >>> build_pots([1, 2, 3], [100, 300, 300], [True, True, True])
     [Pot(amount=300, eligible=(1, 2, 3)), Pot(amount=400, eligible=(2, 3))]
     """
-    n = len(seats)
-    if len(contributed) != n or len(in_hand) != n:
+    if not len(seats) == len(contributed) == len(in_hand):
         raise ValueError("seats, contributed and in_hand differ in length")
-    top = max(contributed)
-    live = list(compress(contributed, in_hand))  # what the players still in put in
-    if top > 0 and live and min(live) == top:
-        # The usual pot: everyone still in put in the same, nobody more (no side pots).
-        return [Pot.of((sum(contributed), tuple(compress(seats, in_hand))))]
-    levels = sorted(set(live))
-    if levels and levels[0] == 0:
-        del levels[0]
+    players = list(zip(seats, contributed, in_hand, strict=True))
+    levels = sorted({c for _, c, live in players if live and c > 0})
+    if len(levels) == 1 and max(contributed) == levels[0]:
+        # Everyone still in put in the same, nobody more: one pot, no side pots.
+        return [Pot(amount=sum(contributed), eligible=tuple(s for s, _, live in players if live))]
     pots: list[Pot] = []
     previous = 0
-    in_pots = 0
     for level in levels:
-        # One pass per level: what everyone put in between the two levels, and who is
-        # still in with at least this level (only players above ``previous`` can be).
-        amount = 0
-        eligible = []
-        for k in range(n):
-            c = contributed[k]
-            if c > previous:
-                amount += (c if c < level else level) - previous
-                if c >= level and in_hand[k]:
-                    eligible.append(seats[k])
-        pots.append(Pot.of((amount, tuple(eligible))))
-        in_pots += amount
+        # What everyone put in between the two levels, won by those still in who reached it.
+        amount = sum(min(c, level) - previous for _, c, _ in players if c > previous)
+        eligible = tuple(seat for seat, c, live in players if live and c >= level)
+        pots.append(Pot(amount=amount, eligible=eligible))
         previous = level
-    leftover = sum(contributed) - in_pots
+    leftover = sum(contributed) - sum(pot.amount for pot in pots)
     if leftover:
         if pots:
             last = pots[-1]
-            pots[-1] = Pot.of((last.amount + leftover, last.eligible))
+            pots[-1] = Pot(amount=last.amount + leftover, eligible=last.eligible)
         else:
-            live_seats = tuple(s for s, live in zip(seats, in_hand, strict=True) if live)
-            pots.append(Pot.of((leftover, live_seats)))
+            live_seats = tuple(seat for seat, _, live in players if live)
+            pots.append(Pot(amount=leftover, eligible=live_seats))
     return pots
 
 

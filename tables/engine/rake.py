@@ -49,7 +49,7 @@ def take_rake(pots: Sequence[Pot], rake: int) -> list[Pot]:
     for pot in pots:
         taken = min(left, pot.amount)
         left -= taken
-        out.append(Pot.of((pot.amount - taken, pot.eligible)))
+        out.append(Pot(amount=pot.amount - taken, eligible=pot.eligible))
     if left:
         raise ValueError("rake larger than the pots")
     return out

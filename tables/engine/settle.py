@@ -1,7 +1,8 @@
 """Settling a hand: uncontested wins, showdown, pot awards, rake and the chop.
 
-Called by :mod:`tables.engine.state` on a (private, freshly copied) state once the betting
-is over; each function mutates that state into its final form and appends the events.
+Called by :mod:`tables.engine.rounds` and :mod:`tables.engine.act` on a state they own
+once the betting is over; each function changes that state into its final form and
+appends the events.
 
 Showdown (RULES.md section 3 step 8, finer point 12): the last river bettor/raiser shows
 first, else the first player still in left of the button; then clockwise. The first must
@@ -21,32 +22,28 @@ the table's kill setting (never compounding).
 
 from __future__ import annotations
 
-from itertools import compress, repeat
-from operator import add, eq
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tables.engine.config import NO_KILL, OMAHA8, KillInfo
+from tables.engine.config import Game, KillInfo, KillMode
 from tables.engine.evaluator import describe_high, describe_low, high_values, low_value
 from tables.engine.events import Chopped, Event, HandEnded, Mucked, Raked, SeatAmount, Shown, Won
-from tables.engine.positions import CLOCKWISE, CLOCKWISE_GETTERS
+from tables.engine.positions import clockwise_order
 from tables.engine.pots import Pot, split_evenly, split_hi_lo
 from tables.engine.rake import contributed_rake, hand_rake, take_rake
-from tables.engine.records import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from tables.engine.state import HandState
+    from tables.engine.hand_state import HandState
 
 
-class HandResult(Record):
+@dataclass(frozen=True, slots=True)
+class HandResult:
     """How the hand was settled. Per-player tuples are in seat order (``state.seats``).
 
     ``pots`` are the final pots before rake; ``winnings`` the chips each player received
     from the pots; ``next_kill`` the kill for the next hand (if the table plays kills).
     """
-
-    __slots__ = ()
 
     pots: tuple[Pot, ...]
     rake: int
@@ -86,24 +83,24 @@ def _rake(
     st: HandState, pots: Sequence[Pot], events: list[Event]
 ) -> tuple[Sequence[Pot], int, Sequence[int]]:
     """Compute and take the hand's rake; return the raked pots, rake and shares."""
-    config = st.config
-    rake = 0
-    if config.rake_percent:  # (a table without rake has nothing to add up)
-        total = sum([p[0] for p in pots])  # p.amount, without the property call
-        rake = hand_rake(
-            config, total, players_dealt_in=len(st.seats), flop_seen=len(st.board) >= 3
-        )
+    n = len(st.seats)
+    rake = hand_rake(
+        st.config,
+        sum(pot.amount for pot in pots),
+        players_dealt_in=n,
+        flop_seen=len(st.board) >= 3,
+    )
     if not rake:
-        events.append(Raked.of((0, ())))
-        return pots, 0, _NO_SHARES[len(st.seats)]
+        events.append(Raked(amount=0, contributed=()))
+        return pots, 0, (0,) * n
     shares = contributed_rake(rake, st.seats, st.contributed, st.button)
-    contributed = tuple(map(SeatAmount.of, compress(zip(st.seats, shares, strict=True), shares)))
-    events.append(Raked.of((rake, contributed)))
+    contributed = tuple(
+        SeatAmount(seat=seat, amount=share)
+        for seat, share in zip(st.seats, shares, strict=True)
+        if share
+    )
+    events.append(Raked(amount=rake, contributed=contributed))
     return take_rake(pots, rake), rake, shares
-
-
-# Everyone's share of no rake, by number of players (the result keeps it as a tuple).
-_NO_SHARES = [(0,) * n for n in range(11)]
 
 
 def finish_uncontested(
@@ -117,10 +114,10 @@ def finish_uncontested(
     raked, rake, shares = _rake(st, pots, events)
     winnings = [0] * len(st.seats)
     seat = st.seats[winner]
-    for k, (amount, _) in enumerate(raked):
-        if amount:
-            winnings[winner] += amount
-            events.append(Won.of((seat, k, amount, None, None)))
+    for k, pot in enumerate(raked):
+        if pot.amount:
+            winnings[winner] += pot.amount
+            events.append(Won(seat=seat, pot=k, amount=pot.amount, share=None, description=None))
     _finish(st, events, pots, rake, shares, winnings, seat)
 
 
@@ -129,101 +126,58 @@ def showdown(st: HandState, events: list[Event], pots: Sequence[Pot], live: list
 
     ``pots``: the hand's pots; ``live``: who is still in, by player index.
     """
-    # The filters below use map and compress, not comprehensions: a comprehension that
-    # reads a local variable makes it a closure cell, slower for every other use of it.
     seats = st.seats
-    hole = st.hole
-    board = st.board
     n = len(seats)
-    game = st.config.game
-    hi_lo = game is OMAHA8
+    hi_lo = st.config.game is Game.OMAHA8
 
     # Showing order: from the river aggressor, else from the button's left; clockwise.
     aggressor = st.aggressor
     if aggressor is not None and not st.runout and live[aggressor]:
         first = aggressor
     else:
-        first = seats.index(st.button) + 1
-    first %= n
-    order = list(compress(CLOCKWISE[n][first], CLOCKWISE_GETTERS[n][first](live)))
-    # (zip without a keyword costs half: the lengths are equal, hence the noqa: B905.)
-    highs = dict(zip(order, high_values(game, map(hole.__getitem__, order), board)))  # noqa: B905
-    if hi_lo:
-        lows = dict(zip(order, map(low_value, map(hole.__getitem__, order), repeat(board))))  # noqa: B905
-    else:
-        lows = dict.fromkeys(order)
-    # With one pot every player still in is eligible for it (the usual showdown).
-    single_pot = len(pots) == 1
-    everyone_shows = st.runout
-    auto_muck = st.auto_muck
+        first = (seats.index(st.button) + 1) % n
+    order = [i for i in clockwise_order(first, n) if live[i]]
+    values = high_values(st.config.game, [st.hole[i] for i in order], st.board)
+    highs = dict(zip(order, values, strict=True))
+    lows = {i: low_value(st.hole[i], st.board) if hi_lo else None for i in order}
+
     shown: list[int] = []
-    # The best high and low shown so far, to judge a single pot's mucks.
-    best_high = best_low = None
     # The words of each shown hand, written once for its Shown and its Won events.
     high_text: dict[int, str] = {}
     low_text: dict[int, str | None] = {}
     for i in order:
-        high = highs[i]
-        low = lows[i]
-        # The first hand is always shown; later ones may be mucked when they cannot win.
-        if shown and not everyone_shows and auto_muck[i]:
-            if single_pot:  # could it win part of the pot against the hands shown?
-                can_win = high <= best_high or (
-                    low is not None and (best_low is None or low <= best_low)
-                )
-            else:
-                can_win = _can_win(st, i, shown, pots, highs, lows)
-            if not can_win:
-                events.append(Mucked.of((seats[i],)))
-                continue
+        # The first hand is always shown (all of them after a run-out); a later one with
+        # auto-muck on is mucked when it cannot win any part of a pot.
+        mucks = shown and not st.runout and st.auto_muck[i]
+        if mucks and not _can_win(st, i, shown, pots, highs, lows):
+            events.append(Mucked(seat=seats[i]))
+            continue
         shown.append(i)
         st.shown[i] = True
-        if best_high is None or high < best_high:
-            best_high = high
-        if low is not None and (best_low is None or low < best_low):
-            best_low = low
-        high_text[i] = text = describe_high(high)
-        low_text[i] = low_words = None if low is None else describe_low(low)
-        events.append(Shown.of((seats[i], hole[i], text, low_words)))
+        high_text[i] = describe_high(highs[i])
+        low = lows[i]
+        low_text[i] = None if low is None else describe_low(low)
+        events.append(Shown(seat=seats[i], cards=st.hole[i], high=high_text[i], low=low_text[i]))
 
     raked, rake, shares = _rake(st, pots, events)
     winnings = [0] * n
     # Seats that won some pot whole (high and low); None marks a pot that was shared.
     whole_winners: set[int | None] = set()
     for k, pot in enumerate(raked):  # the raked pots have the same eligible seats
-        if single_pot:
-            contenders = shown
-        else:
-            eligible = pot[1]  # pot.eligible
-            contenders = list(
-                compress(shown, map(eligible.__contains__, map(seats.__getitem__, shown)))
-            )
-        if len(contenders) == 1:
-            high_winners = contenders
-        else:
-            values = list(map(highs.__getitem__, contenders))
-            best = min(values)
-            if values.count(best) == 1:  # no tie: counted and found in C
-                high_winners = [contenders[values.index(best)]]
-            else:
-                high_winners = list(compress(contenders, map(best.__eq__, values)))
-        low_winners: list[int] = []
-        if hi_lo:
-            contender_lows = list(map(lows.__getitem__, contenders))
-            qualified = [v for v in contender_lows if v is not None]
-            if qualified:
-                best_low = min(qualified)
-                low_winners = list(compress(contenders, map(eq, contender_lows, repeat(best_low))))
-        amount = pot[0]  # pot.amount
+        contenders = [i for i in shown if seats[i] in pot.eligible]
+        best_high = min(highs[i] for i in contenders)
+        high_winners = [i for i in contenders if highs[i] == best_high]
+        qualified = [low for i in contenders if (low := lows[i]) is not None]
+        low_winners = [i for i in contenders if qualified and lows[i] == min(qualified)]
         if low_winners:
             one = len(high_winners) == 1 and low_winners == high_winners
             whole_winners.add(seats[high_winners[0]] if one else None)
-            high_amount, low_amount = split_hi_lo(amount)
+            high_amount, low_amount = split_hi_lo(pot.amount)
             _award(st, k, high_amount, high_winners, "high", high_text, winnings, events)
             _award(st, k, low_amount, low_winners, "low", low_text, winnings, events)
         else:
             whole_winners.add(seats[high_winners[0]] if len(high_winners) == 1 else None)
-            _award(st, k, amount, high_winners, None, high_text, winnings, events)
+            _award(st, k, pot.amount, high_winners, None, high_text, winnings, events)
     # Finer point 5: a scoop is one player winning every pot of the hand whole.
     scooper = whole_winners.pop() if len(whole_winners) == 1 else None
     _finish(st, events, pots, rake, shares, winnings, scooper)
@@ -235,24 +189,18 @@ def _award(
     amount: int,
     winners: list[int],
     share: str | None,
-    texts: dict[int, str] | dict[int, str | None],
+    texts: Mapping[int, str | None],
     winnings: list[int],
     events: list[Event],
 ) -> None:
     """Pay ``amount`` of pot number ``pot`` to ``winners`` (players), tied winners
     sharing it (odd chips clockwise from the button's left), with a Won event each."""
-    seats = st.seats
-    if len(winners) == 1:  # the usual case: nothing to share
-        i = winners[0]
-        if amount:
-            winnings[i] += amount
-            events.append(Won.of((seats[i], pot, amount, share, texts[i])))
-        return
-    for seat, won in split_evenly(amount, list(map(seats.__getitem__, winners)), st.button).items():
+    split = split_evenly(amount, [st.seats[i] for i in winners], st.button)
+    for seat, won in split.items():
         if won:
-            i = seats.index(seat)
+            i = st.seats.index(seat)
             winnings[i] += won
-            events.append(Won.of((seat, pot, won, share, texts[i])))
+            events.append(Won(seat=seat, pot=pot, amount=won, share=share, description=texts[i]))
 
 
 def _can_win(
@@ -287,13 +235,13 @@ def chop(st: HandState, events: list[Event]) -> None:
     for i, amount in enumerate(st.contributed):
         if amount:
             st.stacks[i] += amount
-            returned.append(SeatAmount.of((st.seats[i], amount)))
+            returned.append(SeatAmount(seat=st.seats[i], amount=amount))
     n = len(st.seats)
     st.contributed = [0] * n
     st.committed = [0] * n
     sb, bb = st.small_blind_index, st.big_blind_index
-    events.append(Chopped.of(((st.seats[sb], st.seats[bb]), tuple(returned))))
-    _finish(st, events, [], 0, [0] * n, [0] * n, None, True)
+    events.append(Chopped(seats=(st.seats[sb], st.seats[bb]), returned=tuple(returned)))
+    _finish(st, events, [], 0, [0] * n, [0] * n, None, chopped=True)
 
 
 def _finish(
@@ -304,36 +252,45 @@ def _finish(
     shares: Sequence[int],
     winnings: list[int],
     scooper: int | None,
+    *,
     chopped: bool = False,
 ) -> None:
     """Pay the winnings, record the result and emit ``hand_ended`` (the street's
     commitments are already back to zero: collected, or returned by a chop)."""
-    seats = st.seats
-    stacks = st.stacks = list(map(add, st.stacks, winnings))
+    st.stacks = [stack + won for stack, won in zip(st.stacks, winnings, strict=True)]
     st.actor_index = None
     st.over = True
     next_kill = None
     kill_mode = st.config.kill
     if (
         scooper is not None
-        and kill_mode is not NO_KILL
-        and sum([p.amount for p in pots]) >= st.config.kill_min_pot
+        and kill_mode is not KillMode.NONE
+        and sum(pot.amount for pot in pots) >= st.config.kill_min_pot
     ):
-        next_kill = KillInfo(scooper, kill_mode)
-    won = tuple(winnings)
-    # HandResult's fields in order.
-    st.result = HandResult.of((tuple(pots), rake, tuple(shares), won, scooper, next_kill, chopped))
-    # HandEnded's fields in order: stacks, rake, winners, scooped_by, next_kill, chopped.
-    # (zip without a keyword costs half: the lengths are equal, hence the noqa: B905.)
+        next_kill = KillInfo(seat=scooper, multiplier=kill_mode)
+    st.result = HandResult(
+        pots=tuple(pots),
+        rake=rake,
+        contributed_rake=tuple(shares),
+        winnings=tuple(winnings),
+        scooped_by=scooper,
+        next_kill=next_kill,
+        chopped=chopped,
+    )
     events.append(
-        HandEnded.of(
-            (
-                tuple(map(SeatAmount.of, zip(seats, stacks))),  # noqa: B905
-                rake,
-                tuple(map(SeatAmount.of, compress(zip(seats, won), won))),  # noqa: B905
-                scooper,
-                next_kill,
-                chopped,
-            )
+        HandEnded(
+            stacks=tuple(
+                SeatAmount(seat=seat, amount=stack)
+                for seat, stack in zip(st.seats, st.stacks, strict=True)
+            ),
+            rake=rake,
+            winners=tuple(
+                SeatAmount(seat=seat, amount=won)
+                for seat, won in zip(st.seats, winnings, strict=True)
+                if won
+            ),
+            scooped_by=scooper,
+            next_kill=next_kill,
+            chopped=chopped,
         )
     )

@@ -7,7 +7,7 @@ see (:meth:`HandRecord.known_cards`) and they print exactly those.
 
 - :mod:`tables.formats.pokerstars`: the PokerStars text that tracking software imports.
 - :mod:`tables.formats.ohh`: the Open Hand History JSON (PokerTracker's standard).
-- PHH lives in the engine (:mod:`tables.engine.phh`), since it replays hands too.
+- :mod:`tables.formats.phh`: PHH (pokerkit's TOML hand history), which `phh_replay` also reads.
 """
 
 import datetime

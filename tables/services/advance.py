@@ -11,9 +11,9 @@ ever learns of their queued action or of its clearing.
 from typing import Any
 
 from accounts.models import User
+from tables.engine.advance import ADVANCE_KINDS
 from tables.engine.rounds import PlayerStatus
 from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn
-from tables.services.advance_rules import ADVANCE_KINDS
 from tables.services.command import TableCommand, table_command
 
 

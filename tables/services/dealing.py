@@ -8,79 +8,35 @@ options, which are judged against the next hand as the table stands now.
 from dataclasses import dataclass
 
 from tables.engine.config import KillInfo
-from tables.engine.positions import blind_seats, button_passes, next_button, straddle_seat
-from tables.engine.state import HandState, SeatEntry
+from tables.engine.deal_plan import DealPlan, SeatRecord
+from tables.engine.deal_plan import deal_plan as plan_the_deal
+from tables.engine.positions import straddle_seat
+from tables.engine.state import HandState
 from tables.models import Hand, HandStatus, Seat, SeatStatus, Table
 from tables.selectors import hand_players_by_seat
 
 
-@dataclass(frozen=True)
-class DealPlan:
-    button: int
-    entries: list[SeatEntry]
-
-
 def deal_plan(*, seats: list[Seat], previous_button: int | None) -> DealPlan | None:
-    """Who is dealt in and where the button goes (RULES §3 step 1, §4, finer point 16).
-
-    Players already playing are dealt in. A newcomer (or a player back from sitting out)
-    is dealt in when the big blind reaches them, or at once with a live big blind when
-    they asked to post one and sit neither on the button nor in the small blind; the
-    button seat includes one the button moves past to reach the next player dealt in. While
-    fewer than two players are playing, everybody waiting is dealt in without posting.
-    """
-    ready = [s for s in seats if s.stack > 0 and not s.leave_after_hand]
-    playing = [s for s in ready if s.status == SeatStatus.ACTIVE]
-    waiting = [s for s in ready if s.status == SeatStatus.WAITING]
-    posting: set[int] = set()
-    if len(playing) < 2:
-        # The table (re)starts: the first hand's button goes to the first player seated.
-        dealt = sorted(playing + waiting, key=lambda s: s.sat_down_at)
-        if len(dealt) < 2:
-            return None
-        button = next_button(previous_button, [s.number for s in dealt])
-    else:
-        button = next_button(previous_button, [s.number for s in playing])
-        dealt = list(playing)
-        for newcomer in sorted(waiting, key=lambda s: s.number):
-            if len(playing) > 2 and button_passes(newcomer.number, previous_button, button):
-                # The button moves to the next player dealt in; it would have stopped on
-                # this seat had its player been playing: a newcomer in the button seat
-                # waits until the button has passed (finer point 16). Not heads-up: there
-                # the button passes every seat but two every other hand, and the other
-                # hands put the newcomer in the small blind, so a third player would
-                # wait for ever; they come in when the big blind reaches them.
-                continue
-            numbers = [s.number for s in dealt] + [newcomer.number]
-            small, big = blind_seats(button, numbers)
-            if big == newcomer.number:
-                dealt.append(newcomer)
-            elif newcomer.post_big_blind and newcomer.number not in (small, button):
-                dealt.append(newcomer)
-                posting.add(newcomer.number)
-        # Several newcomers can shift each other's positions: whoever is not the big blind
-        # in the final line-up posts a live one, and nobody posts from the small blind.
-        while True:
-            small, big = blind_seats(button, [s.number for s in dealt])
-            misplaced = [s for s in dealt if s in waiting and s.number != big and s.number == small]
-            if not misplaced:
-                break
-            dealt.remove(misplaced[0])
-        posting |= {s.number for s in dealt if s in waiting and s.number != big}
-    entries = [
-        SeatEntry(
-            seat=s.number,
+    """Who is dealt in and where the button goes (RULES §3 step 1, §4, finer point 16):
+    the engine's `deal_plan` over these seats (tables/engine/deal_plan.py)."""
+    records = [
+        SeatRecord(
+            number=s.number,
             player=s.player.username,
             stack=s.stack,
-            posts_big_blind=s.number in posting,
+            playing=s.status == SeatStatus.ACTIVE,
+            waiting=s.status == SeatStatus.WAITING,
+            sat_down_at=s.sat_down_at,
+            post_big_blind=s.post_big_blind,
+            leaving=s.leave_after_hand,
             straddle=s.wants_straddle,
             overblind=s.wants_overblind,
             chop=s.player.chop_blinds,
             auto_muck=s.player.auto_muck,
         )
-        for s in sorted(dealt, key=lambda s: s.number)
+        for s in seats
     ]
-    return DealPlan(button=button, entries=entries)
+    return plan_the_deal(records, previous_button=previous_button)
 
 
 def kill_for_next_hand(*, table: Table, seats: list[Seat]) -> KillInfo | None:

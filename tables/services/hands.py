@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from cashier import services as cashier
 from tables.engine.actions import Action
+from tables.engine.advance import advance_action, advance_still_valid
 from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
 from tables.engine.state import HandState, start_hand
 from tables.hand_helper import shown_hands
@@ -25,7 +26,6 @@ from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, SeatSta
 from tables.rake import rake_contributions_record
 from tables.scheduling import schedule_hand_start, schedule_turn_timeout
 from tables.selectors import seats_public
-from tables.services.advance_rules import advance_action, advance_still_valid
 from tables.services.blind_options import blind_options_note, blind_requests_answer
 from tables.services.command import TableCommand
 from tables.services.config import stake_config

@@ -22,8 +22,8 @@ from accounts.models import User
 from tables.bots.strategy import PROFILES, choose_action
 from tables.engine.deck import shuffled_deck
 from tables.engine.events import event_from_dict
-from tables.engine.phh import replay_phh
 from tables.engine.state import HandState
+from tables.formats.phh import replay_phh
 from tables.models import Hand, Seat, Table
 from tables.services import hands, play, seating
 from tests.engine import pokerkit_adapter as pka
@@ -32,7 +32,7 @@ from tests.kit import api_for, deal, funded_player, sit, stake_for, table_with_p
 pytestmark = pytest.mark.django_db
 
 HANDS = 40
-#: Markers of rules PHH readers play otherwise (tables/engine/phh.py).
+#: Markers of rules PHH readers play otherwise (tables/formats/phh.py).
 MARKERS = ("_short_blind", "_short_all_in_cap", "_kill", "_overblind", "_chop", "_allin_protection")
 
 

@@ -85,3 +85,20 @@ def test_card_layer_imports_no_django() -> None:
         "assert not any(name.split('.')[0] == 'django' for name in sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_parse_card_accepts_every_case_and_nothing_else() -> None:
+    for card, (rank, suit) in enumerate((r, s) for r in RANKS for s in SUITS):
+        for text in (
+            rank + suit,
+            rank.lower() + suit,
+            rank + suit.upper(),
+            rank.lower() + suit.upper(),
+        ):
+            assert parse_card(text) == card
+    for text in ("", "A", "Ax", "1s", "Ass", " As"):
+        with pytest.raises(ValueError):
+            parse_card(text)
+    assert parse_cards("AsKd 2c") == [51, 45, 0]
+    with pytest.raises(ValueError, match="'Xx'"):
+        parse_cards("AsXx")

@@ -126,11 +126,7 @@ def cover_blinds(seats: list[SeatEntry], button: int, config: TableConfig) -> li
         bb = dealt_in.index(blind_seats(button, dealt_in)[1])
         posters.add(dealt_in[(bb + 1) % len(seats)])
     floor = config.ante + 2 * config.big_blind + 1
-    # A SeatEntry is a record in field order: seat, player, stack, then the options.
-    return [
-        SeatEntry(e.seat, e.player, max(e.stack, floor), *e[3:]) if e.seat in posters else e
-        for e in seats
-    ]
+    return [replace(e, stack=max(e.stack, floor)) if e.seat in posters else e for e in seats]
 
 
 @dataclass

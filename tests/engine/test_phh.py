@@ -1,4 +1,4 @@
-"""PHH export and import (tables/engine/phh.py).
+"""PHH export and import (tables/formats/phh.py).
 
 * A golden hand: the exported text, field by field.
 * Round trip: for random hands of every game and structure, with the special rules on
@@ -13,21 +13,28 @@
 from __future__ import annotations
 
 import datetime
+import json
 import random
 import warnings
 
 import pytest
 from pokerkit import HandHistory
 
-from tables.engine import phh
 from tables.engine.actions import ActionKind
 from tables.engine.config import Game, KillInfo, KillMode, Structure, TableConfig
 from tables.engine.deck import deck_commitment, shuffled_deck
 from tables.engine.events import Event
-from tables.engine.phh import PhhError, PhhMeta, PhhReplayError, export_phh, replay_phh
 from tables.engine.positions import blind_seats
 from tables.engine.state import HandState, SeatEntry, apply, start_hand
 from tables.engine.testing import begin, random_action, run
+from tables.formats.phh import (
+    PhhError,
+    PhhMeta,
+    PhhReplayError,
+    _toml,
+    export_phh,
+    replay_phh,
+)
 from tests.engine import pokerkit_adapter as pka
 
 GAMES = [Game.HOLDEM, Game.OMAHA, Game.OMAHA8]
@@ -227,9 +234,9 @@ def test_round_trip_every_game_and_rule(game: Game, structure: Structure) -> Non
         assert replayed.stacks == state.stacks
 
 
-def test_lines_read_before_replay_as_new_ones(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plays of lines already seen (``phh._PLAYS``) give what reading them gives:
-    the same texts and refusals with the cache cold, warm, or not kept at all."""
+def test_replays_give_the_same_texts_and_refusals_every_time() -> None:
+    """Replaying random hands gives their texts back; broken lines are refused with
+    their index and reason, the same on a second run."""
     rng = random.Random("phh/plays")
     texts = []
     for game in GAMES:
@@ -255,14 +262,8 @@ def test_lines_read_before_replay_as_new_ones(monkeypatch: pytest.MonkeyPatch) -
                 results.append(f"{type(exc).__name__}: {exc}")
         return results
 
-    monkeypatch.setattr(phh, "_PLAYS", {})
     cold = outcomes()
-    assert phh._PLAYS  # the lines of folds, checks, calls and bets were kept
-    assert outcomes() == cold  # warm
-    monkeypatch.setattr(phh, "_PLAYS", {})
-    monkeypatch.setattr(phh, "_MAX_PLAYS", 0)
     assert outcomes() == cold
-    assert not phh._PLAYS
     assert cold[: len(GAMES) * len(STRUCTURES)] == texts[: len(GAMES) * len(STRUCTURES)]
     assert cold[-5:-1] == [
         "PhhReplayError: action 3 ('p3 cbr 150'): The minimum raise is to 200.",
@@ -459,3 +460,11 @@ def test_newcomers_and_short_stacks_round_trip_and_replay_in_pokerkit_or_are_mar
         replayed += 1
         newcomers += "-100" in text.partition("blinds_or_straddles = ")[2].partition("\n")[0]
     assert replayed >= 20 and marked >= 1 and newcomers >= 5
+
+
+def test_toml_writes_what_json_would_for_strings() -> None:
+    for text in ("p1", "", 'say "hi"', "back\\slash", "tab\there", "caf\u00e9", "\x7f"):
+        assert _toml(text) == json.dumps(text)
+        assert _toml([text, 1]) == f"[{json.dumps(text)}, 1]"
+    assert _toml([1, True, [2]]) == "[1, true, [2]]"
+    assert _toml([]) == "[]"

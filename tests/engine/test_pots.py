@@ -56,3 +56,10 @@ def test_rules_3_9_hi_lo_odd_chip_to_high() -> None:
 def test_clockwise_from_button_wraps() -> None:
     assert clockwise_from_button([1, 4, 6, 9], 6) == [9, 1, 4, 6]
     assert clockwise_from_button([1, 4, 6, 9], 9) == [1, 4, 6, 9]
+
+
+def test_single_pots_and_a_folded_player_above_the_live_level() -> None:
+    assert build_pots([1, 2, 3], [100, 100, 40], [True, True, False]) == [Pot(240, (1, 2))]
+    assert build_pots([1, 2, 3], [100, 100, 100], [True, True, True]) == [Pot(300, (1, 2, 3))]
+    # A folded player above the live level: the leftover goes to the last pot.
+    assert build_pots([1, 2], [300, 100], [False, True]) == [Pot(400, (2,))]

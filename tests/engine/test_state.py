@@ -1,14 +1,15 @@
 """The HandState API: set-up checks, errors, purity, JSON, views and event visibility."""
 
+import dataclasses
 import json
 
 import pytest
 
 from tables.engine import errors
-from tables.engine import state as state_module
 from tables.engine.actions import Action, ActionKind
 from tables.engine.config import TableConfig
 from tables.engine.events import HoleCards, event_from_dict, events_for
+from tables.engine.start import table_limits
 from tables.engine.state import HandState, SeatEntry, apply, apply_in_place, start_hand
 from tables.engine.testing import act, begin, run, stacked_deck
 
@@ -59,7 +60,8 @@ def test_configurations_are_checked_once_per_object_and_never_remembered_when_wr
     assert first == again == equal and again.limits is first.limits
     for big_blind in range(2, 200):  # many tables: the memory stays small
         start_hand(TableConfig(big_blind=big_blind), entries(3), button=1, deck=list(range(52)))
-    assert len(state_module._CHECKED) <= state_module._MAX_CHECKED
+    info = table_limits.cache_info()
+    assert info.maxsize is not None and info.currsize <= info.maxsize
 
 
 def test_hand_started_event_and_commitment() -> None:
@@ -236,3 +238,12 @@ def test_pots_view_during_and_after_hand() -> None:
     assert state.is_over and state.pot_total == 0
     assert [p.amount for p in state.pots] == [900, 1400]
     assert sum(state.stacks) + state.result.rake == 2300
+
+
+def test_action_kind_is_normalised_and_actions_are_frozen() -> None:
+    assert Action("fold", 3) == Action.fold(3)  # type: ignore[arg-type]
+    assert type(Action("check", 1).kind) is ActionKind  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        Action("dance", 1)  # type: ignore[arg-type]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Action.fold(1).seat = 2  # type: ignore[misc]

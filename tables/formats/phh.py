@@ -1,9 +1,10 @@
 """PHH, the open poker hand-history standard: export a finished hand, import and replay one.
 
 PHH (pokerkit's "Poker Hand History", a TOML file) is what auditors read through the API
-(RULES.md section 9) and what ``manage.py phh_replay`` replays. This module is pure: it
-neither imports Django nor pokerkit (a test-only dependency), and writes TOML itself;
-it reads it with :mod:`tables.engine.phh_toml` (plain PHH fast, ``tomllib`` for the rest).
+(RULES.md section 9) and what ``manage.py phh_replay`` replays. Like the other formats
+of :mod:`tables.formats` it is pure: it imports neither Django nor pokerkit (a
+test-only dependency); it writes TOML itself and reads it with the standard library's
+:mod:`tomllib`.
 
 Export (:func:`export_phh`) takes the final :class:`~tables.engine.state.HandState` and
 the events of the hand (those of ``start_hand`` and of every ``apply``, in order).
@@ -47,26 +48,27 @@ the events of the hand (those of ``start_hand`` and of every ``apply``, in order
 
 Import (:func:`parse_phh`, :func:`replay_phh`) reads such a file back, rebuilds the
 table configuration, the seats and the deck (``_deck``, else from the dealt cards), plays
-every action through :func:`~tables.engine.state.apply_in_place` and exports the hand again: the
+every action through :func:`~tables.engine.act.apply_in_place` and exports the hand again: the
 finishing stacks, winnings and rake are the engine's, never copied from the input. An
 action the engine refuses raises :class:`PhhReplayError` with its index and the reason.
 """
 
 from __future__ import annotations
 
-import functools
+import datetime
 import json
-import operator
 import re
-from collections.abc import Iterable, Sequence
+import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tables.engine import errors, phh_toml
+from tables.engine import errors
 from tables.engine.actions import Action
-from tables.engine.cards import RANKS, SUITS, card_str, parse_card, parse_cards
+from tables.engine.cards import cards_str, parse_cards
 from tables.engine.config import Game, KillInfo, KillMode, Structure, TableConfig
+from tables.engine.deck import deck_commitment
 from tables.engine.events import (
     Acted,
     Chopped,
@@ -80,9 +82,6 @@ from tables.engine.events import (
     TimedOut,
 )
 from tables.engine.state import HandState, SeatEntry, apply_in_place, start_hand
-
-if TYPE_CHECKING:
-    import datetime  # imported where a time is read or written: most files have none
 
 _GAME_LETTER = {Game.HOLDEM: "T", Game.OMAHA: "O", Game.OMAHA8: "O"}
 _STRUCTURE_LETTER = {Structure.FL: "F", Structure.SL: "F", Structure.PL: "P", Structure.NL: "N"}
@@ -103,29 +102,8 @@ _VERBS = {"fold": "f", "check": "cc", "call": "cc"}  # other actions: "cbr <stre
 #: cards dealt) or "" (not an action of these games); ``timeout``: the file says the
 #: fold, check or protection was a timeout's.
 Play = tuple[str, str, int, bool]
-# The plays of the lines of folds, checks, calls and bets already read, by line: such
-# lines recur from file to file ("p2 cc"), and a look-up costs a tenth of reading one.
-# Kept to a bounded size (a file's own lines are read in any case).
-_PLAYS: dict[str, Play] = {}
-_MAX_PLAYS = 10_000
 _TIMEOUT_RESOLUTIONS = {"cc": "check", "f": "fold", "protected": "protected"}
 _PLAYER_NAMES = tuple(f"p{k}" for k in range(1, 11))  # a hand has at most 10 players
-# A seat's folds, checks, calls and timeouts, built once: actions are immutable values,
-# and building one costs several times the look-up (bets, of varied amounts, are not kept).
-_fold = functools.lru_cache(maxsize=256)(Action.fold)
-_check = functools.lru_cache(maxsize=256)(Action.check)
-_call = functools.lru_cache(maxsize=256)(Action.call)
-_timeout = functools.lru_cache(maxsize=256)(Action.timeout)
-# Card texts by id: a tuple look-up per card where card_str checks each one.
-_CARD_NAMES: tuple[str, ...] = tuple(card_str(card) for card in range(52))
-# For bytes.translate: a rank letter (either case) to rank * 4, a suit letter (either
-# case) to the suit, any other byte to 255 (card ids are rank * 4 + suit, as parse_card's).
-_RANK_BYTES = bytes(
-    parse_card(chr(c) + "c") if chr(c) in RANKS + RANKS.lower() else 255 for c in range(256)
-)
-_SUIT_BYTES = bytes(
-    parse_card("2" + chr(c)) if chr(c) in SUITS + SUITS.upper() else 255 for c in range(256)
-)
 
 
 class PhhError(ValueError):
@@ -142,7 +120,6 @@ class PhhReplayError(PhhError):
         self.reason = reason
 
 
-@functools.cache
 def variant_code(game: Game, structure: Structure) -> str:
     """The PHH variant code of a game and structure (spread limit: the fixed-limit code).
 
@@ -151,23 +128,6 @@ def variant_code(game: Game, structure: Structure) -> str:
     """
     suffix = "/8" if game.hi_lo else ""
     return f"{_STRUCTURE_LETTER[structure]}{_GAME_LETTER[game]}{suffix}"
-
-
-def _cards_text(cards: Iterable[int]) -> str:
-    """``cards_str(cards)`` for the engine's cards (ids known to be valid)."""
-    return "".join([_CARD_NAMES[card] for card in cards])
-
-
-def _cards(text: str) -> list[int]:
-    """``parse_cards(text)``, read in C for the usual text ("AsKd"): its letters at even
-    places translated to rank * 4, the others to suits, added pairwise. Any other text
-    (spaced, or wrong: parse_cards raises the error naming the card) is parse_cards'."""
-    if text.isascii():
-        ranks = text[::2].encode().translate(_RANK_BYTES)
-        suits = text[1::2].encode().translate(_SUIT_BYTES)
-        if len(ranks) == len(suits) and 255 not in ranks and 255 not in suits:
-            return list(map(operator.add, ranks, suits))
-    return parse_cards(text)
 
 
 # ---------------------------------------------------------------------------------------
@@ -186,14 +146,11 @@ class PhhMeta:
     salt: str | None = None
 
 
-_NO_META = PhhMeta()
-
-
 def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None = None) -> str:
     """The PHH text of a finished hand from its final state and all its events."""
     if not state.over or state.result is None:
         raise PhhError("Only a finished hand can be exported.")
-    meta = meta or _NO_META
+    meta = meta or PhhMeta()
     cfg = state.config
     result = state.result
     seats = state.seats
@@ -205,7 +162,8 @@ def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None =
     player = dict(zip(seats_in_order, _PLAYER_NAMES, strict=False))
     actions, posted, protected, over_cap = _actions(state, events, player)
     blinds = _blinds_or_straddles(state, posted, {seat: k for k, seat in enumerate(seats_in_order)})
-    # Known ints are written directly; values from outside the engine go through _toml.
+    # The engine's ints are written as Python writes a list of them; values from outside
+    # the engine go through _toml.
     lines = [
         f'variant = "{variant_code(cfg.game, cfg.structure)}"',
         f"antes = {_ints([cfg.ante] * n)}",
@@ -233,8 +191,6 @@ def export_phh(state: HandState, events: Sequence[Event], meta: PhhMeta | None =
         lines.append(f"seat_count = {_toml(meta.seat_count)}")
     lines.append(f"players = {_toml([state.players[i] for i in order])}")
     if meta.time is not None:
-        import datetime  # here: only hands with a time need it
-
         utc = meta.time.astimezone(datetime.UTC)
         lines.append(f"time = {utc:%H:%M:%S}")
         lines.append('time_zone = "UTC"')
@@ -349,10 +305,8 @@ def _actions(
     bets = 0  # bets and raises on this street, short all-ins included
     runout_from: int | None = None  # index in ``lines`` where the run-out deals begin
     timed_out = False
-    # Event classes have no subclasses: an identity test per class costs less than isinstance.
     for e in events:
-        cls = type(e)
-        if cls is Acted:
+        if isinstance(e, Acted):
             verb = _VERBS.get(e.action)
             if verb is None:
                 verb = f"cbr {e.street_total}"
@@ -362,15 +316,15 @@ def _actions(
             )
             timed_out = False
             runout_from = None
-        elif cls is HoleCards:
-            lines.append(f"d dh {player[e.seat]} {_cards_text(e.cards)}")
-        elif cls is DealtBoard:
+        elif isinstance(e, HoleCards):
+            lines.append(f"d dh {player[e.seat]} {cards_str(e.cards)}")
+        elif isinstance(e, DealtBoard):
             over_cap = over_cap or bets > _PHH_LIMIT_CAP
             bets = 0
             if runout_from is None:
                 runout_from = len(lines)
-            lines.append(f"d db {_cards_text(e.cards)}")
-        elif cls is Posted:
+            lines.append(f"d db {cards_str(e.cards)}")
+        elif isinstance(e, Posted):
             posted.append(e)
             if e.all_in and e.kind in _BLIND_LABELS:
                 full = _nominal_blind(state, e.kind)
@@ -383,18 +337,18 @@ def _actions(
             if e.kind in ("kill_blind", "overblind"):
                 label = "a kill blind" if e.kind == "kill_blind" else "an overblind"
                 lines.append(f"# {player[e.seat]} posts {label} of {e.amount}")
-        elif cls is TimedOut:
+        elif isinstance(e, TimedOut):
             timed_out = True
-        elif cls is Protected:
+        elif isinstance(e, Protected):
             lines.append(f"# {player[e.seat]} timeout: all-in protected with {e.amount_in} in")
             protected = True
             timed_out = False
             runout_from = None
-        elif cls is Shown:
-            showdown.append(f"{player[e.seat]} sm {_cards_text(e.cards)}")
-        elif cls is Mucked:
+        elif isinstance(e, Shown):
+            showdown.append(f"{player[e.seat]} sm {cards_str(e.cards)}")
+        elif isinstance(e, Mucked):
             showdown.append(f"{player[e.seat]} sm -")
-        elif cls is Chopped:
+        elif isinstance(e, Chopped):
             blinds = " and ".join(player[s] for s in e.seats)
             lines.append(f"# chop: {blinds} take back their blinds")
     if state.runout and runout_from is not None:
@@ -445,12 +399,11 @@ def _user_fields(
         lines.append("_short_all_in_cap = true")
     if state.deck_commitment is not None:
         lines.append(f"_deck_commitment = {_toml(state.deck_commitment)}")
-    lines.append(f'_deck = "{_cards_text(state.deck)}"')
+    lines.append(f'_deck = "{cards_str(state.deck)}"')
     if meta.salt is not None:
         lines.append(f"_salt = {_toml(meta.salt)}")
 
 
-@functools.lru_cache(maxsize=64)
 def _fraction(basis_points: int) -> str:
     """Basis points written as a TOML decimal fraction (500 -> 0.05), never a float."""
     whole, part = divmod(basis_points, _BASIS)
@@ -462,31 +415,8 @@ def _ints(values: list[int]) -> str:
     return repr(values)
 
 
-def _plain(text: Any) -> bool:
-    """A str that json.dumps writes as is between quotes (printable ASCII, no escapes)."""
-    return (
-        type(text) is str
-        and text.isascii()
-        and text.isprintable()
-        and '"' not in text
-        and "\\" not in text
-    )
-
-
 def _toml(value: Any) -> str:
     """TOML text of the few value types a PHH file holds (ints, bools, strings, lists)."""
-    # Fast paths for the usual values (exact types; anything else takes the chain below).
-    kind = type(value)
-    if kind is int:
-        return str(value)
-    if _plain(value):
-        return f'"{value}"'  # what json.dumps writes for it
-    if kind is list:
-        if all([type(v) is int for v in value]):
-            return "[" + ", ".join(map(str, value)) + "]"
-        if all([_plain(v) for v in value]):
-            return '["' + '", "'.join(value) + '"]' if value else "[]"
-        return "[" + ", ".join([_toml(v) for v in value]) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -526,8 +456,8 @@ class PhhHand:
 def parse_phh(text: str) -> PhhHand:
     """Read a PHH text into the configuration, seats and deck of our engine."""
     try:
-        data = phh_toml.loads(text)  # tomllib's result, faster for plain PHH files
-    except ValueError as exc:  # tomllib.TOMLDecodeError (tomllib is imported when needed)
+        data = tomllib.loads(text, parse_float=Decimal)
+    except tomllib.TOMLDecodeError as exc:
         raise PhhError(f"not a PHH (TOML) file: {exc}") from None
     for name in ("variant", "antes", "starting_stacks", "actions"):
         if name not in data:
@@ -604,34 +534,39 @@ def parse_phh(text: str) -> PhhHand:
         **bets,
     )
     actions = data["actions"]
-    # The TOML readers give exact types: no str subclass to tell apart.
-    if not isinstance(actions, list) or not {str}.issuperset(map(type, actions)):
+    if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
         raise PhhError("'actions' must be a list of strings")
     holes, board, shown, plays = _read_actions(actions, n)
     overblind_seat = data.get("_overblind_seat")
-    # Positional: SeatEntry(seat, player, stack, posts_big_blind, straddle, overblind,
-    # chop, auto_muck), which costs less than keywords for every player of every file.
     seats = [
         SeatEntry(
-            seat_numbers[k],
-            str(players[k]),
-            stacks[k],
-            k > 1 and blinds[k] in newcomer and seat_numbers[k] not in special,
-            k == 2 and straddle,
-            seat_numbers[k] == overblind_seat,
-            chop and k < 2,
-            k not in shown,
+            seat=seat_numbers[k],
+            player=str(players[k]),
+            stack=stacks[k],
+            posts_big_blind=k > 1 and blinds[k] in newcomer and seat_numbers[k] not in special,
+            straddle=k == 2 and straddle,
+            overblind=seat_numbers[k] == overblind_seat,
+            chop=chop and k < 2,
+            auto_muck=k not in shown,
         )
         for k in range(n)
     ]
     deck = _deck(data, holes, board, n)
-    return PhhHand(data, config, seats, seat_numbers[-1], deck, kill, list(actions), board, plays)
+    return PhhHand(
+        fields=data,
+        config=config,
+        seats=seats,
+        button=seat_numbers[-1],
+        deck=deck,
+        kill=kill,
+        actions=list(actions),
+        board=board,
+        plays=plays,
+    )
 
 
-@functools.lru_cache(maxsize=256)
 def _table_config(**settings: Any) -> TableConfig:
-    """The table configuration of these settings, checked; files that share their
-    settings share one (it is immutable), which spares building and checking it again."""
+    """The table configuration of these settings, checked."""
     config = TableConfig(**settings)
     try:
         config.validate()
@@ -665,7 +600,6 @@ def replay_phh(text: str) -> tuple[HandState, str]:
     seat_of = dict(zip(_PLAYER_NAMES, [entry.seat for entry in hand.seats], strict=False))
     board_seen = 0
     index, line = 0, ""
-    # One try around the loop (free in Python 3.11) rather than one call per action.
     try:
         for index, line, (verb, player, number, timeout) in hand.plays:
             if verb == "db":
@@ -675,29 +609,27 @@ def replay_phh(text: str) -> tuple[HandState, str]:
                     raise PhhReplayError(index, line, "the engine dealt other board cards")
                 board_seen = end
                 continue
-            seat = seat_of.get(player)
-            if seat is None:  # another spelling of the player, or no such player
-                seat = _seat(seat_of, player, index, line)
+            seat = _seat(seat_of, player, index, line)
             if verb == "cc":
                 if timeout:
-                    action = _timeout(seat)
+                    action = Action.timeout(seat)
                 else:
-                    # A check unless the seat has chips to call: not their turn (the
-                    # engine refuses it), or legal_actions().can_check, asked without
-                    # building the whole LegalActions.
+                    # A check unless the seat has chips to call (not their turn: the
+                    # engine refuses the check).
                     i = state.actor_index
-                    checks = (
-                        i is None or state.over or state.seats[i] != seat or not state._to_call(i)
-                    )
-                    action = _check(seat) if checks else _call(seat)
+                    checks = i is None or state.seats[i] != seat or not state.to_call(i)
+                    action = Action.check(seat) if checks else Action.call(seat)
             elif verb == "f":
-                action = _timeout(seat, protection_allowed=False) if timeout else _fold(seat)
+                if timeout:
+                    action = Action.timeout(seat, protection_allowed=False)
+                else:
+                    action = Action.fold(seat)
             elif verb == "cbr":
                 action = Action.bet_raise(seat, number)
             elif verb == "sm":
                 continue  # the engine decides who shows; the file's choices set auto-muck
             elif verb == "protected":
-                action = _timeout(seat)
+                action = Action.timeout(seat)
             else:
                 raise PhhReplayError(index, line, "not an action of these games")
             more = apply_in_place(state, action)
@@ -708,16 +640,14 @@ def replay_phh(text: str) -> tuple[HandState, str]:
         raise PhhReplayError(index, line, exc.reason) from None
     if not state.over:
         raise PhhReplayError(len(hand.actions), "", "the actions end before the hand is over")
-    meta = (
-        data.get("table"),
-        data.get("seat_count"),
-        _time(data),
-        data.get("currency"),
-        data.get("_salt"),
+    meta = PhhMeta(
+        table=data.get("table"),
+        seat_count=data.get("seat_count"),
+        time=_time(data),
+        currency=data.get("currency"),
+        salt=data.get("_salt"),
     )
-    # Most files have none of these: spare building a PhhMeta of Nones.
-    known = any(value is not None for value in meta)
-    return state, export_phh(state, events, PhhMeta(*meta) if known else _NO_META)
+    return state, export_phh(state, events, meta)
 
 
 def _check_timeout(events: list[Event], verb: str, index: int, line: str) -> None:
@@ -763,12 +693,9 @@ def _read_actions(
     shown: set[int] = set()
     plays: list[tuple[int, str, Play]] = []
     for index, line in enumerate(actions):
-        play = _PLAYS.get(line)
-        if play is None:
-            play = _read_line(index, line, n, holes, board, shown)
-            if play is None:
-                continue
-        plays.append((index, line, play))
+        play = _read_line(index, line, n, holes, board, shown)
+        if play is not None:
+            plays.append((index, line, play))
     return holes, board, shown, plays
 
 
@@ -780,20 +707,20 @@ def _read_line(
     board: list[int],
     shown: set[int],
 ) -> Play | None:
-    """Read an action line that :data:`_PLAYS` does not know: add its dealt or shown
-    cards to ``holes``, ``board`` or ``shown``; return its play, None if the replay has
-    nothing to do with it (hole cards, other dealer lines, comments)."""
-    words, comment = _split(line) if "#" in line else (line.split(), None)
+    """Read an action line: add its dealt or shown cards to ``holes``, ``board`` or
+    ``shown``; return its play, None if the replay has nothing to do with it (hole
+    cards, other dealer lines, comments)."""
+    words, comment = _split(line)
     try:
         if len(words) == 4:
             if words[0] == "d" and words[1] == "dh":
                 k = int(words[2][1:]) - 1
                 if not 0 <= k < n or "?" in words[3]:
                     raise ValueError("unknown player or card")
-                holes.setdefault(k, []).extend(_cards(words[3]))
+                holes.setdefault(k, []).extend(parse_cards(words[3]))
         elif len(words) == 3:
             if words[0] == "d" and words[1] == "db":
-                board += _cards(words[2])
+                board += parse_cards(words[2])
                 return "db", "", len(words[2]) // 2, False
             if words[1] == "sm" and words[2] != "-":
                 shown.add(int(words[0][1:]) - 1)
@@ -806,19 +733,13 @@ def _read_line(
         return None  # hole cards were checked when the deck was built
     verb = words[1] if len(words) > 1 else ""
     timeout = comment is not None and comment.startswith("timeout")
-    play: Play
     if verb == "f" or (verb == "cc" and len(words) == 2):
-        play = verb, words[0], 0, timeout
-    elif verb == "cbr" and len(words) == 3 and words[2].isdecimal():
-        play = verb, words[0], int(words[2]), False
-    else:
-        # A show (the engine decides who shows; the file's choices set auto-muck), or
-        # not an action of these games (refused once the player is known to exist).
-        return ("sm" if verb == "sm" else ""), words[0], 0, False
-    # These lines add nothing to the cards: a line seen before needs no reading again.
-    if len(_PLAYS) < _MAX_PLAYS:
-        _PLAYS[line] = play
-    return play
+        return verb, words[0], 0, timeout
+    if verb == "cbr" and len(words) == 3 and words[2].isdecimal():
+        return verb, words[0], int(words[2]), False
+    # A show (the engine decides who shows; the file's choices set auto-muck), or not an
+    # action of these games (refused once the player is known to exist).
+    return ("sm" if verb == "sm" else ""), words[0], 0, False
 
 
 def _deck(data: dict[str, Any], holes: dict[int, list[int]], board: list[int], n: int) -> list[int]:
@@ -831,16 +752,12 @@ def _deck(data: dict[str, Any], holes: dict[int, list[int]], board: list[int], n
     if "_deck" in data:
         text = data["_deck"]
         try:
-            deck = _cards(text) if isinstance(text, str) else parse_cards(text)
+            deck = parse_cards(text)
         except ValueError as exc:
             raise PhhError(f"'_deck': {exc}") from None
         commitment, salt = data.get("_deck_commitment"), data.get("_salt")
-        if commitment and salt:
-            # Imported here: only files with a commitment need hashlib (and deck's secrets).
-            from tables.engine.deck import deck_commitment as compute_commitment
-
-            if compute_commitment(deck, salt) != commitment:
-                raise PhhError("'_deck' and '_salt' do not match '_deck_commitment'")
+        if commitment and salt and deck_commitment(deck, salt) != commitment:
+            raise PhhError("'_deck' and '_salt' do not match '_deck_commitment'")
         for p, k in enumerate(dealt_order):
             cards = holes.get(k, [])
             # One card a round to each deal position: deck[p], deck[p + n]...
@@ -869,15 +786,11 @@ def _amounts(data: dict[str, Any], name: str) -> list[int]:
     values = data[name]
     if not isinstance(values, list):
         raise PhhError(f"{name!r} must be a list")
-    if {int}.issuperset(map(type, values)):
-        return values.copy()  # the usual list of ints, checked in C
     return [_int(v, name) for v in values]
 
 
 def _int(value: Any, name: str) -> int:
     """An integer amount (cents); PHH files with fractional amounts are refused."""
-    if type(value) is int:
-        return value
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
         raise PhhError(f"{name!r} must be an integer number of cents")
     if isinstance(value, Decimal):
@@ -902,8 +815,6 @@ def _time(data: dict[str, Any]) -> datetime.datetime | None:
     t = data.get("time")
     if t is None:
         return None
-    import datetime  # here: only files with a time need it
-
     if not isinstance(t, datetime.time) or not all(k in data for k in ("day", "month", "year")):
         return None
     return datetime.datetime(
