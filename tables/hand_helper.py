@@ -47,17 +47,19 @@ def best_hand(game: str, hole: Sequence[int], board: Sequence[int]) -> dict[str,
     return out
 
 
+def best_hand_now(state: HandState, seat: int, *, cards: int = 5) -> dict[str, Any] | None:
+    """The best hand of the player at `seat` with the first `cards` of the board, while
+    they are still in the hand (None once they folded, or before the flop)."""
+    index = state.index_of(seat)
+    if state.status[index] not in (PlayerStatus.IN, PlayerStatus.ALL_IN, PlayerStatus.PROTECTED):
+        return None
+    return best_hand(str(state.config.game), state.hole[index], state.board[:cards])
+
+
 def best_hands_after(state: HandState, street: str) -> dict[int, dict[str, Any]]:
     """Seat -> the best hand of each player still in, with the board as of `street`."""
-    board = state.board[: BOARD_AFTER[street]]
-    game = str(state.config.game)
-    out = {}
-    for index, seat in enumerate(state.seats):
-        if state.status[index] in (PlayerStatus.IN, PlayerStatus.ALL_IN, PlayerStatus.PROTECTED):
-            hand = best_hand(game, state.hole[index], board)
-            if hand is not None:
-                out[seat] = hand
-    return out
+    hands = {seat: best_hand_now(state, seat, cards=BOARD_AFTER[street]) for seat in state.seats}
+    return {seat: hand for seat, hand in hands.items() if hand is not None}
 
 
 def shown_hands(state: HandState) -> list[dict[str, Any]]:

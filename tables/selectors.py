@@ -8,7 +8,7 @@ from django.utils import timezone
 from accounts.models import User
 from tables.engine.events import event_from_dict
 from tables.engine.state import HandState
-from tables.hand_helper import best_hand
+from tables.hand_helper import best_hand_now
 from tables.messages import ChatSent, HandEventMessage
 from tables.models import (
     AutoTopUp,
@@ -156,10 +156,7 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
         viewer_seat = mine.number if in_hand else None
         hand_view = state.view(viewer_seat)
         if in_hand:
-            index = state.index_of(mine.number)
-            hand_view["best_hand"] = best_hand(
-                str(state.config.game), state.hole[index], state.board
-            )
+            hand_view["best_hand"] = best_hand_now(state, mine.number)
         hand_view["id"] = hand.id
         hand_view["number"] = hand.number
         hand_view["turn"] = hand.turn_version

@@ -30,7 +30,7 @@ async (steps) => {
     },
     hand: m.hand && {
       ...pick(m.hand, ["id", "number", "street", "board", "pots", "actor", "isOver", "button",
-                       "turn", "deadline", "legal"]),
+                       "turn", "deadline", "legal", "bestHand"]),
       players: m.hand.players.map((p) => pick(p, ["seat", "player", "stack", "committed",
                                                   "in_pot", "status", "cards", "shown"])),
     },

@@ -2,12 +2,14 @@
  * main.js — the table page's entry point: reads the page config, opens the socket,
  * keeps the model (store.js) and redraws the table (render.js), the action bar
  * (actions.js) and the hand log (log.js) on every snapshot and event, with the sounds
- * (sound.js) and the movement (motion.js) events make. A snapshot puts back the log of
- * the hand in progress (a page reopened or reconnected mid-hand). Also owns the buy-in
- * and add-chips dialogs, the sound switch, the connection banner and the error messages.
+ * (sound.js) and the movement (motion.js) events make, and the chat (chat.js). A snapshot
+ * puts back the log of the hand in progress (a page reopened or reconnected mid-hand) and
+ * the chat's recent lines. Also owns the buy-in and add-chips dialogs, the auto top-up
+ * order, the sound switch, the connection banner and the error messages.
  */
 
 import { ActionBar } from "./actions.js";
+import { Chat } from "./chat.js";
 import { inputDollars, money, parseDollars } from "./format.js";
 import { describe, HandLog } from "./log.js";
 import { Motion } from "./motion.js";
@@ -44,6 +46,7 @@ const socket = new TableSocket(config.wsPath, {
     model.username = config.username;
     if (first) log.add({ text: `Joined ${msg.table.name}.`, kind: "info" });
     if (model.hand) log.replaceHand(model.hand.id, model.hand.log.map((e) => describe(e, model)));
+    chat.reset(msg.chat || [], msg.muted || []);
     motion.still(draw);
   },
   event(msg) {
@@ -57,6 +60,7 @@ const socket = new TableSocket(config.wsPath, {
     log.add(line, msg.type === "turn" ? null : msg.hand);
     notes.forEach((note) => log.add({ text: note, kind: "info" }));
     if (msg.type === "turn" && msg.legal_actions) clearError();
+    if (msg.type === "chat") chat.add(msg);
     sounds.play(soundFor(msg, mySeat(model)));
     draw();
     if (msg.type === "won") motion.chipsToSeat(msg.seat);
@@ -70,6 +74,12 @@ const socket = new TableSocket(config.wsPath, {
   },
 });
 
+const chat = new Chat(root, {
+  send: (cmd, fields) => socket.send(cmd, fields),
+  showError,
+  username: config.username,
+  log: $("#hand-log"),
+});
 const view = new TableView(root, { onSeatClick: openBuyIn, motion });
 const clock = new Clock(root, {
   announce: (text) => {
@@ -89,6 +99,8 @@ function draw() {
   const connected = socket.connected;
   view.render(model, { canSit: config.canPlay && connected && model.table.status === "open" });
   actions.render(model, connected);
+  chat.setSeated(Boolean(model.you) && connected);
+  renderAutoTopUp();
   clock.set(model);
   $("#table-status").textContent = { open: "Open", paused: "Paused", closed: "Closed" }[model.table.status] || model.table.status;
 }
@@ -154,6 +166,39 @@ $("#four-color").addEventListener("change", (e) => {
 const soundSwitch = $("#sound-on");
 soundSwitch.checked = sounds.on;
 soundSwitch.addEventListener("change", () => sounds.setOn(soundSwitch.checked));
+
+// --- The auto top-up order: a player setting, sent as a command when changed. ---
+const autoTopUp = {
+  box: $("#auto-top-up"),
+  mode: $("#auto-top-up-mode"),
+  below: $("#auto-top-up-below"),
+  bigBlinds: $("#auto-top-up-bb"),
+};
+
+function renderAutoTopUp() {
+  autoTopUp.box.hidden = !model.you;
+  const order = model.autoTopUp;
+  // Not while the player is choosing.
+  if (!order || autoTopUp.box.contains(document.activeElement)) return;
+  autoTopUp.mode.value = order.mode;
+  autoTopUp.below.hidden = order.mode !== "below";
+  if (order.big_blinds) autoTopUp.bigBlinds.value = String(order.big_blinds);
+}
+
+async function sendAutoTopUp() {
+  const mode = autoTopUp.mode.value;
+  autoTopUp.below.hidden = mode !== "below";
+  const fields = mode === "below" ? { mode, big_blinds: Number(autoTopUp.bigBlinds.value) } : { mode };
+  const answer = await socket.send("auto_top_up", fields);
+  if (answer.type === "error") {
+    showError(answer.message);
+    return;
+  }
+  model.autoTopUp = { mode, big_blinds: fields.big_blinds ?? null };
+}
+
+autoTopUp.mode.addEventListener("change", sendAutoTopUp);
+autoTopUp.bigBlinds.addEventListener("change", sendAutoTopUp);
 
 // --- Buy-in dialog. ---
 const buyIn = {

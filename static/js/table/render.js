@@ -47,6 +47,7 @@ export class TableView {
     this.pot = root.querySelector("#pot");
     this.handInfo = root.querySelector("#hand-info");
     this.handLimits = root.querySelector("#hand-limits");
+    this.bestHand = root.querySelector("#best-hand");
     this.onSeatClick = onSeatClick;
   }
 
@@ -83,8 +84,10 @@ export class TableView {
     }
     this.seatsBox.replaceChildren(...nodes);
 
+    const best = winningCards(hand);
     this.board.replaceChildren(...(hand ? hand.board.map((c, i) => {
       const node = cardElement(c);
+      if (best.board.has(c)) node.classList.add("best");
       // The flop's three cards come together; the turn and the river one by one.
       this.motion.card(node, `board:${i}`, { board: true, index: i < 3 ? i : 0 });
       return node;
@@ -94,9 +97,19 @@ export class TableView {
     const limits = live ? handLimitsText(hand.structure, hand.limits) : "";
     this.handLimits.textContent = limits ? ` · this hand ${limits}` : "";
     this.handLimits.hidden = !limits;
+    this.renderBestHand(live);
     this.handInfo.textContent = hand
       ? `Hand #${hand.number}${live ? ` · ${hand.street[0].toUpperCase()}${hand.street.slice(1)}` : " · finished"}`
       : model.seats.length < 2 ? "Waiting for players" : "Next hand soon";
+  }
+
+  /** The hand helper: what the viewer holds now, named by the server. */
+  renderBestHand(live) {
+    const best = live && live.bestHand;
+    this.bestHand.hidden = !best;
+    this.bestHand.textContent = best
+      ? `You have ${best.high}${best.low ? ` · low ${best.low}` : live.game === "omaha8" ? " · no low" : ""}`
+      : "";
   }
 
   renderPot(hand, live) {
@@ -130,6 +143,7 @@ export class TableView {
   }
 
   seatNode(model, seat, p, hand) {
+    const best = winningCards(hand);
     const node = el("div", "seat");
     node.dataset.seat = String(seat.seat);
     node.setAttribute("role", "group");
@@ -147,6 +161,7 @@ export class TableView {
       const count = p.cards ? p.cards.length : p.dealt || live ? holeCount(hand.game) : 0;
       for (let i = 0; i < count; i += 1) {
         const node = cardElement(p.cards ? p.cards[i] : null);
+        if (p.cards && best.seats.get(seat.seat)?.has(p.cards[i])) node.classList.add("best");
         // Keyed by seat and place, not face: a card turned up at showdown is not dealt again.
         this.motion.card(node, `hole:${seat.seat}:${i}`, { index: i });
         cards.append(node);
@@ -193,6 +208,27 @@ export class TableView {
     }
     return node;
   }
+}
+
+/**
+ * The cards to light up at a showdown: for each winner, the five cards of the hand that
+ * won (the high hand for a whole pot or the high half, the low for the low half), on the
+ * board and in their hand. Empty until the server sends `showdown_hands`.
+ */
+function winningCards(hand) {
+  const out = { board: new Set(), seats: new Map() };
+  if (!hand || !hand.showdown) return out;
+  for (const shown of hand.showdown) {
+    const shares = hand.shares && hand.shares[shown.seat];
+    if (!shares) continue;
+    const cards = new Set([
+      ...(shares.whole || shares.high ? shown.high_cards : []),
+      ...(shares.low && shown.low_cards ? shown.low_cards : []),
+    ]);
+    out.seats.set(shown.seat, cards);
+    for (const c of cards) if (hand.board.includes(c)) out.board.add(c);
+  }
+  return out;
 }
 
 /** Counts down the turn: fills the actor's seat bar and the viewer's own clock. */

@@ -10,6 +10,8 @@
  * any doubt (a lost message) is settled by a fresh snapshot (socket.js).
  */
 
+import { money } from "./format.js";
+
 // What the log says when an admin (or the room, after repeated failures) changes the table.
 const TABLE_STATUS_NOTES = {
   open: "The table is open again.",
@@ -29,6 +31,10 @@ function newHandExtras(hand) {
   hand.descriptions = {};
   hand.mucked = {};
   hand.legal = hand.legal || null;
+  // The viewer's best hand now (the server names it), and at the end the five cards of
+  // every hand shown down.
+  hand.bestHand = hand.bestHand || null;
+  hand.showdown = null;
   return hand;
 }
 
@@ -39,6 +45,8 @@ export function fromSnapshot(msg, previous) {
     you: msg.you,
     // The buy-in this viewer may bring (the no-ratholing rule included); null when seated.
     buyIn: msg.buy_in,
+    // The viewer's auto top-up order ({mode, big_blinds}; null for a spectator).
+    autoTopUp: msg.auto_top_up || null,
     hand: null,
     pendingAct: false,
     // The finished hand stays on screen until the next one starts.
@@ -63,6 +71,7 @@ export function fromSnapshot(msg, previous) {
       turn: h.turn,
       deadline: h.deadline,
       timeBank: msg.table.time_bank_seconds,
+      bestHand: h.best_hand || null,
       // The hand's events so far as this viewer saw them (main.js rebuilds the log).
       log: h.log || [],
     });
@@ -167,6 +176,8 @@ export function applyEvent(model, msg) {
         p.in_pot += msg.amount;
         p.committed = msg.street_total;
         if (msg.action === "fold") p.status = "folded";
+        // The hand helper names a hand only while it is in play (the server stops too).
+        if (msg.action === "fold" && p.seat === mySeat(model)) hand.bestHand = null;
         if (msg.all_in) p.status = "all_in";
         // A timeout's own label ("Time out: fold") stays over the fold it caused.
         if (!String(hand.lastAction[p.seat] || "").startsWith("Time out")) {
@@ -286,6 +297,11 @@ export function applyEvent(model, msg) {
       model.seats = model.seats.filter((s) => s.seat !== msg.seat);
       model.you = youFromSeats(model);
       break;
+    case "showdown_hands": {
+      const shown = model.hand || model.lastHand;
+      if (shown && shown.id === msg.hand) shown.showdown = msg.hands;
+      break;
+    }
     case "table_status":
       model.table = { ...model.table, status: msg.status };
       notes.push(TABLE_STATUS_NOTES[msg.status] || `The table is ${msg.status}.`);
@@ -299,7 +315,16 @@ export function applyEvent(model, msg) {
     model.you.blind_options = msg.blind_options;
   }
   for (const answer of msg.blind_requests || []) notes.push(answer.message);
+  // The viewer's own copy of a board carries the hand they make now.
+  if (msg.best_hand && model.hand) model.hand.bestHand = msg.best_hand;
+  if (msg.auto_top_up) notes.push(autoTopUpNote(msg.auto_top_up));
   return notes;
+}
+
+function autoTopUpNote({ added, due }) {
+  if (added === due) return `Auto top-up: ${money(added)} added.`;
+  if (added > 0) return `Auto top-up: ${money(added)} of ${money(due)} added (that was all your wallet held).`;
+  return `Auto top-up: your wallet is empty, nothing added (${money(due)} was due).`;
 }
 
 /** Keep `you` in step with the public seat list (name match: names are unique). */
