@@ -97,9 +97,12 @@ class HandEventMessage(TableEvent):
 
 @dataclass(frozen=True)
 class Turn(TableEvent):
-    """Whose turn it is and their clock, for all; the actor's own form adds their legal
-    actions (`LegalActions.to_dict`). `reconnect_bonus_seconds` is there only when the
-    reconnect bonus just extended the clock (by that many seconds)."""
+    """Whose turn it is, their clock and the hand's amount to match and pot total, for
+    all. The actor's own form adds their legal actions (`LegalActions.to_dict`) and the
+    bet-size shortcuts (`presets`, tables/engine/presets.py); each other player still to
+    decide gets their `advance_options` (what a call costs them now, where a queued raise
+    goes). `reconnect_bonus_seconds` is there only when the reconnect bonus just extended
+    the clock (by that many seconds)."""
 
     type: ClassVar[str] = "turn"
     hand: int
@@ -107,7 +110,12 @@ class Turn(TableEvent):
     turn: int
     deadline: str
     time_bank_seconds: int
+    to_match: int
+    pot_total: int
     legal_actions: Body
+    presets: Body | None = None
+    # One entry ({seat, owed, raise_to}) per player waiting to decide, for that player.
+    waiting: list[Body] = field(default_factory=list, metadata={"audience": True})
     reconnect_bonus_seconds: int | None = None
 
     def to_dict(self) -> Body:
@@ -118,12 +126,22 @@ class Turn(TableEvent):
 
     def public(self) -> Body:
         body = self.to_dict()
-        del body["legal_actions"]
+        for private in ("legal_actions", "presets", "waiting"):
+            del body[private]
         return body
 
     def private(self, users_by_seat: Mapping[int, int]) -> dict[int, Body]:
+        public = self.public()
+        forms = {}
+        for entry in self.waiting:
+            user = users_by_seat.get(entry["seat"])
+            if user is not None:
+                options = {k: v for k, v in entry.items() if k != "seat"}
+                forms[user] = {**public, "advance_options": options}
         actor = users_by_seat.get(self.seat)
-        return {} if actor is None else {actor: self.to_dict()}
+        if actor is not None:
+            forms[actor] = {**public, "legal_actions": self.legal_actions, "presets": self.presets}
+        return forms
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from tables.engine.events import event_from_dict
+from tables.engine.presets import advance_options, bet_presets
 from tables.engine.state import HandState
 from tables.hand_helper import best_hand_now
 from tables.messages import ChatSent, HandEventMessage
@@ -157,6 +158,13 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
         hand_view = state.view(viewer_seat)
         if in_hand:
             hand_view["best_hand"] = best_hand_now(state, mine.number)
+        if in_hand and not state.over:
+            # What the page offers: the actor's bet shortcuts, a waiting player's options.
+            if state.actor == mine.number:
+                hand_view["presets"] = bet_presets(state)
+            waiting = {e["seat"]: e for e in advance_options(state)}.get(mine.number)
+            if waiting is not None:
+                hand_view["advance_options"] = {k: v for k, v in waiting.items() if k != "seat"}
         hand_view["id"] = hand.id
         hand_view["number"] = hand.number
         hand_view["turn"] = hand.turn_version

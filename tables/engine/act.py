@@ -107,6 +107,10 @@ def _acted(state: HandState, i: int, word: str, amount: int, events: list[Event]
             amount=amount,
             street_total=state.committed[i],
             all_in=state.status[i] is PlayerStatus.ALL_IN,
+            stack=state.stacks[i],
+            in_pot=state.contributed[i],
+            to_match=state.to_match,
+            pot_total=sum(state.contributed),
         )
     )
 

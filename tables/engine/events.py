@@ -18,7 +18,7 @@ Visibility: ``visible_to(seat)`` answers for a seated player (``seat``) or a spe
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
 from tables.engine.cards import card_str, parse_card
@@ -85,6 +85,8 @@ class Event:
         """Inverse of :meth:`to_dict` (use :func:`event_from_dict` to dispatch on type)."""
         values: dict[str, Any] = {}
         for field in fields(cls):
+            if field.name not in d and field.default is not MISSING:
+                continue  # a field added since the event was stored: its default
             value = d[field.name]
             codec = cls.json_fields.get(field.name)
             if codec is None:
@@ -138,13 +140,22 @@ class HandStarted(Event):
 @dataclass(frozen=True, slots=True)
 class Posted(Event):
     """A forced bet: ante, small_blind, big_blind, newcomer_big_blind, straddle,
-    kill_blind or overblind. Antes are dead money; the others are live bets."""
+    kill_blind or overblind. Antes are dead money; the others are live bets.
+
+    The results ride along (None in events stored before they did): the player's
+    ``stack``, ``committed`` this street and ``in_pot`` afterwards, and the hand's
+    ``to_match`` and ``pot_total`` (so that a client need do no arithmetic)."""
 
     type: ClassVar[str] = "posted"
     seat: int
     kind: str
     amount: int
     all_in: bool
+    stack: int | None = None
+    committed: int | None = None
+    in_pot: int | None = None
+    to_match: int | None = None
+    pot_total: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +185,9 @@ class DealtBoard(Event):
 @dataclass(frozen=True, slots=True)
 class Acted(Event):
     """A player's decision. ``amount`` = chips added now, ``street_total`` = their
-    commitment this street afterwards. ``action`` is fold, check, call, bet or raise."""
+    commitment this street afterwards. ``action`` is fold, check, call, bet or raise.
+    With the results, as in :class:`Posted`: ``stack``, ``in_pot``, ``to_match``,
+    ``pot_total`` afterwards."""
 
     type: ClassVar[str] = "acted"
     seat: int
@@ -182,6 +195,10 @@ class Acted(Event):
     amount: int
     street_total: int
     all_in: bool
+    stack: int | None = None
+    in_pot: int | None = None
+    to_match: int | None = None
+    pot_total: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,11 +221,17 @@ class Protected(Event):
 
 @dataclass(frozen=True, slots=True)
 class UncalledReturned(Event):
-    """The uncalled part of a bet goes back to its bettor."""
+    """The uncalled part of a bet goes back to its bettor; with the results, as in
+    :class:`Posted` (``committed`` is their street total less the part returned)."""
 
     type: ClassVar[str] = "uncalled_returned"
     seat: int
     amount: int
+    stack: int | None = None
+    committed: int | None = None
+    in_pot: int | None = None
+    to_match: int | None = None
+    pot_total: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +275,8 @@ class Won(Event):
     amount: int
     share: str | None
     description: str | None
+    # The winner's stack with this pot in it (None in events stored before it was sent).
+    stack: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

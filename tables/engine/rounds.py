@@ -35,7 +35,18 @@ def close_round(st: HandState, events: list[Event]) -> None:
         st.stacks[j] += amount
         if st.status[j] is PlayerStatus.ALL_IN:
             st.status[j] = PlayerStatus.IN  # chips behind again (betting is over for them)
-        events.append(UncalledReturned(seat=st.seats[j], amount=amount))
+        st.committed[j] -= amount
+        events.append(
+            UncalledReturned(
+                seat=st.seats[j],
+                amount=amount,
+                stack=st.stacks[j],
+                committed=st.committed[j],
+                in_pot=st.contributed[j],
+                to_match=max(st.committed),
+                pot_total=sum(st.contributed),
+            )
+        )
     n = len(st.seats)
     st.committed = [0] * n  # (the street's bets, the returned part included, are in)
     live = st.live()

@@ -117,7 +117,10 @@ def finish_uncontested(
     for k, pot in enumerate(raked):
         if pot.amount:
             winnings[winner] += pot.amount
-            events.append(Won(seat=seat, pot=k, amount=pot.amount, share=None, description=None))
+            stack = st.stacks[winner] + winnings[winner]
+            events.append(
+                Won(seat=seat, pot=k, amount=pot.amount, share=None, description=None, stack=stack)
+            )
     _finish(st, events, pots, rake, shares, winnings, seat)
 
 
@@ -200,7 +203,16 @@ def _award(
         if won:
             i = st.seats.index(seat)
             winnings[i] += won
-            events.append(Won(seat=seat, pot=pot, amount=won, share=share, description=texts[i]))
+            events.append(
+                Won(
+                    seat=seat,
+                    pot=pot,
+                    amount=won,
+                    share=share,
+                    description=texts[i],
+                    stack=st.stacks[i] + winnings[i],
+                )
+            )
 
 
 def _can_win(

@@ -237,7 +237,11 @@ def start_hand(
     antes = [0] * n
     status = [PlayerStatus.IN] * n
     blind_shortfall = 0
+    # The amount to match as the posts go in: the blinds in full, short or not.
+    posted_to = 0
     for player, kind, amount, live in forced:
+        if live:
+            posted_to = max(posted_to, min(amount, big_blind) if kind == "small_blind" else amount)
         paid = min(amount, stacks[player])
         if live and paid < amount:  # a blind posted all-in for less (finer points 17-18)
             blind_shortfall += amount - paid
@@ -252,7 +256,19 @@ def start_hand(
         all_in = stacks[player] == 0
         if all_in:
             status[player] = PlayerStatus.ALL_IN
-        events.append(Posted(seat=numbers[player], kind=kind, amount=paid, all_in=all_in))
+        events.append(
+            Posted(
+                seat=numbers[player],
+                kind=kind,
+                amount=paid,
+                all_in=all_in,
+                stack=stacks[player],
+                committed=committed[player],
+                in_pot=contributed[player],
+                to_match=posted_to,
+                pot_total=sum(contributed),
+            )
+        )
 
     # 3. Hole cards: one at a time clockwise from the small blind, so the player in deal
     # position p gets the deck's cards p, p + n, p + 2n, ... (a slice with step n).

@@ -18,6 +18,7 @@ from cashier import services as cashier
 from tables.engine.actions import Action
 from tables.engine.advance import advance_action, advance_still_valid
 from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
+from tables.engine.presets import advance_options, bet_presets
 from tables.engine.state import HandState, start_hand
 from tables.hand_helper import shown_hands
 from tables.ledger import table_account_ensure
@@ -184,7 +185,11 @@ def turn_announce(cmd: TableCommand, *, reconnect_bonus_seconds: int | None = No
             turn=hand.turn_version,
             deadline=hand.turn_deadline.isoformat(),
             time_bank_seconds=cmd.table.time_bank_seconds,
+            to_match=state.to_match,
+            pot_total=state.pot_total,
             legal_actions=state.legal_actions().to_dict(),
+            presets=bet_presets(state),
+            waiting=advance_options(state),
             reconnect_bonus_seconds=reconnect_bonus_seconds,
         )
     )

@@ -30,7 +30,8 @@ async (steps) => {
     },
     hand: m.hand && {
       ...pick(m.hand, ["id", "number", "street", "board", "pots", "actor", "isOver", "button",
-                       "turn", "deadline", "legal", "bestHand"]),
+                       "turn", "deadline", "legal", "bestHand", "toMatch", "potTotal",
+                       "presets", "advanceOptions"]),
       players: m.hand.players.map((p) => pick(p, ["seat", "player", "stack", "committed",
                                                   "in_pot", "status", "cards", "shown"])),
     },

@@ -30,7 +30,11 @@ SAMPLES = [
         turn=12,
         deadline="2026-12-01T18:00:00+00:00",
         time_bank_seconds=30,
+        to_match=200,
+        pot_total=300,
         legal_actions=LEGAL,
+        presets={"min": 400, "half": 450, "pot": 700, "allin": 10_000},
+        waiting=[{"seat": 5, "owed": 200, "raise_to": 400}],
         reconnect_bonus_seconds=20,
     ),
     SeatsChanged(seats=[{"seat": 1, "player": "ann", "stack": 500, "status": "active"}]),
@@ -65,12 +69,17 @@ def test_a_message_round_trips_through_json(message):
     assert message_from_dict(json.loads(json.dumps(message.to_dict()))) == message
 
 
-def test_a_turn_shows_its_legal_actions_to_the_actor_only():
+def test_a_turn_shows_its_legal_actions_to_the_actor_and_each_waiting_player_their_options():
     turn = SAMPLES[0]
     public = turn.public()
-    assert "legal_actions" not in public
+    assert "legal_actions" not in public and "presets" not in public and "waiting" not in public
     assert public["seat"] == 3 and public["reconnect_bonus_seconds"] == 20
-    assert turn.private(DEALT) == {103: {**public, "legal_actions": LEGAL}}
+    assert public["to_match"] == 200 and public["pot_total"] == 300
+    private = turn.private(DEALT)
+    assert private[103] == {**public, "legal_actions": LEGAL, "presets": turn.presets}
+    # The waiting player gets their own options, nobody else's; seat 1 is not waiting.
+    assert private[105] == {**public, "advance_options": {"owed": 200, "raise_to": 400}}
+    assert 101 not in private
 
 
 def test_hole_cards_go_whole_to_their_owner_and_as_a_bare_fact_to_everyone_else():

@@ -18,30 +18,12 @@
  */
 
 import { inputDollars, money, parseDollars } from "./format.js";
-import { myPlayer, potTotal, toMatch } from "./store.js";
+import { myPlayer, toMatch } from "./store.js";
 
 const POT_STRUCTURES = new Set(["PL", "NL"]);
 
 export function clamp(value, low, high) {
   return Math.min(high, Math.max(low, value));
-}
-
-/** Raise-to totals for the shortcuts, clamped to the legal range. */
-export function presetAmounts(legal, hand, player) {
-  const low = legal.min_to;
-  const high = legal.max_to;
-  const current = toMatch(hand);
-  const call = Math.max(0, current - player.committed);
-  const pot = potTotal(hand);
-  // RULES §2: a pot-sized raise is the call plus everything in the middle after calling.
-  const potTo = current + pot + call;
-  const halfTo = current + Math.floor((pot + call) / 2);
-  return {
-    min: low,
-    half: clamp(halfTo, low, high),
-    pot: clamp(potTo, low, high),
-    allin: clamp(legal.all_in_to, low, high),
-  };
 }
 
 export class ActionBar {
@@ -112,9 +94,9 @@ export class ActionBar {
     });
     for (const button of this.root.querySelectorAll("[data-preset]")) {
       button.addEventListener("click", () => {
-        const legal = this.legal();
-        const me = this.model && myPlayer(this.model);
-        if (legal && me) this.setRaise(presetAmounts(legal, this.model.hand, me)[button.dataset.preset]);
+        // The server sends the shortcuts' amounts with the turn (tables/engine/presets.py).
+        const presets = this.model && this.model.hand && this.model.hand.presets;
+        if (presets) this.setRaise(presets[button.dataset.preset]);
       });
     }
     for (const box of this.advanceBox.querySelectorAll("[data-advance]")) {
@@ -236,17 +218,12 @@ export class ActionBar {
     this.render(this.model, this.connected);
   }
 
-  /** The total a ticked bet/raise goes to: one more bet (limit) or a min-raise guess. */
+  /** The total a ticked bet/raise goes to (the server's `advance_options.raise_to`). */
   advanceRaiseTo() {
-    const hand = this.model.hand;
-    const current = toMatch(hand);
-    const limits = hand.limits;
-    if (hand.structure === "FL") {
-      const late = hand.street === "turn" || hand.street === "river";
-      return current + (late ? limits.big_bet : limits.small_bet);
-    }
-    return current === 0 ? limits.big_blind : Math.max(current * 2, current + limits.big_blind);
+    const options = this.model.hand.advanceOptions;
+    return options ? options.raise_to : toMatch(this.model.hand);
   }
+
 
   shortcut(e) {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
@@ -350,7 +327,8 @@ export class ActionBar {
 
   renderAdvance(hand, me, you) {
     const current = toMatch(hand);
-    const owed = Math.min(Math.max(0, current - me.committed), me.stack);
+    // What a call costs now, as the server counted it for this player.
+    const owed = hand.advanceOptions ? hand.advanceOptions.owed : 0;
     const free = owed === 0;
     const show = {
       fold: !free,

@@ -5,9 +5,11 @@
  * `table_snapshot`); `applyEvent(model, msg)` folds one versioned event into it (the
  * event types of tables/engine/events.py plus the table's own `turn`, `seats` and
  * `seat_left`) and returns notes for the log (who sat down, who dropped or came back,
- * what became of a straddle or overblind request). Mirrors what the
- * engine does to stacks, bets and pots, so that the screen needs no snapshot per event;
- * any doubt (a lost message) is settled by a fresh snapshot (socket.js).
+ * what became of a straddle or overblind request). It does no poker arithmetic: the
+ * events carry their results (stacks, commitments, pot total, amount to match, the bet
+ * shortcuts) and this copies them; any doubt (a lost message) is settled by a fresh
+ * snapshot (socket.js). tests/browser/test_stream_replay.py checks that a snapshot plus
+ * the events shows what the next snapshot shows.
  */
 
 import { money } from "./format.js";
@@ -72,6 +74,10 @@ export function fromSnapshot(msg, previous) {
       deadline: h.deadline,
       timeBank: msg.table.time_bank_seconds,
       bestHand: h.best_hand || null,
+      toMatch: h.to_match,
+      potTotal: h.pot_total,
+      presets: h.presets || null,
+      advanceOptions: h.advance_options || null,
       // The hand's events so far as this viewer saw them (main.js rebuilds the log).
       log: h.log || [],
     });
@@ -81,11 +87,11 @@ export function fromSnapshot(msg, previous) {
 }
 
 export function toMatch(hand) {
-  return Math.max(0, ...hand.players.map((p) => p.committed));
+  return hand.toMatch;
 }
 
 export function potTotal(hand) {
-  return hand.players.reduce((sum, p) => sum + p.in_pot, 0);
+  return hand.potTotal;
 }
 
 export function mySeat(model) {
@@ -139,6 +145,10 @@ export function applyEvent(model, msg) {
         turn: 0,
         deadline: null,
         timeBank: model.table.time_bank_seconds,
+        toMatch: 0,
+        potTotal: 0,
+        presets: null,
+        advanceOptions: null,
       });
       // Everyone dealt in is playing now (the server sends no seat list for that).
       for (const s of model.seats) {
@@ -151,9 +161,7 @@ export function applyEvent(model, msg) {
       break;
     case "posted":
       if (p) {
-        p.stack -= msg.amount;
-        p.in_pot += msg.amount;
-        if (msg.kind !== "ante") p.committed += msg.amount;
+        copyResults(hand, p, msg, msg.committed);
         if (msg.all_in) p.status = "all_in";
         hand.lastAction[p.seat] = msg.kind === "ante" ? "Ante" : "Blind";
       }
@@ -172,9 +180,7 @@ export function applyEvent(model, msg) {
       break;
     case "acted":
       if (p) {
-        p.stack -= msg.amount;
-        p.in_pot += msg.amount;
-        p.committed = msg.street_total;
+        copyResults(hand, p, msg, msg.street_total);
         if (msg.action === "fold") p.status = "folded";
         // The hand helper names a hand only while it is in play (the server stops too).
         if (msg.action === "fold" && p.seat === mySeat(model)) hand.bestHand = null;
@@ -202,16 +208,14 @@ export function applyEvent(model, msg) {
       if (p) p.status = "protected";
       break;
     case "uncalled_returned":
-      if (p) {
-        p.stack += msg.amount;
-        p.committed -= msg.amount;
-        p.in_pot -= msg.amount;
-      }
+      if (p) copyResults(hand, p, msg, msg.committed);
       break;
     case "pots":
       if (hand) {
         hand.pots = msg.pots;
+        // A betting round is over: its bets are in the pots.
         for (const q of hand.players) q.committed = 0;
+        hand.toMatch = 0;
         for (const seat of Object.keys(hand.lastAction)) {
           if (!/fold/i.test(hand.lastAction[seat])) delete hand.lastAction[seat];
         }
@@ -233,7 +237,7 @@ export function applyEvent(model, msg) {
       break;
     case "won":
       if (p) {
-        p.stack += msg.amount;
+        p.stack = msg.stack;
         hand.won[p.seat] = (hand.won[p.seat] || 0) + msg.amount;
         const shares = hand.shares[p.seat] || (hand.shares[p.seat] = { whole: 0, high: 0, low: 0 });
         shares[msg.share || "whole"] += msg.amount;
@@ -241,14 +245,12 @@ export function applyEvent(model, msg) {
       break;
     case "chopped":
       if (hand) {
-        for (const r of msg.returned) {
-          const q = player(hand, r.seat);
-          if (q) q.stack += r.amount;
-        }
+        // Every forced bet went back (the stacks come with hand_ended, next).
         for (const q of hand.players) {
           q.committed = 0;
           q.in_pot = 0;
         }
+        hand.potTotal = 0;
       }
       break;
     case "hand_ended":
@@ -275,6 +277,10 @@ export function applyEvent(model, msg) {
         hand.deadline = msg.deadline;
         hand.timeBank = msg.time_bank_seconds;
         hand.legal = msg.legal_actions || null;
+        hand.presets = msg.presets || null;
+        hand.advanceOptions = msg.advance_options || null;
+        hand.toMatch = msg.to_match;
+        hand.potTotal = msg.pot_total;
         // The seconds a reconnect bonus added to this turn's deadline (shown with the clock).
         hand.bonus = msg.reconnect_bonus_seconds || 0;
         delete hand.lastAction[msg.seat];
@@ -319,6 +325,15 @@ export function applyEvent(model, msg) {
   if (msg.best_hand && model.hand) model.hand.bestHand = msg.best_hand;
   if (msg.auto_top_up) notes.push(autoTopUpNote(msg.auto_top_up));
   return notes;
+}
+
+/** A chip-moving event's results: the player's numbers and the hand's, as sent. */
+function copyResults(hand, p, msg, committed) {
+  p.stack = msg.stack;
+  p.in_pot = msg.in_pot;
+  p.committed = committed;
+  hand.toMatch = msg.to_match;
+  hand.potTotal = msg.pot_total;
 }
 
 function autoTopUpNote({ added, due }) {
