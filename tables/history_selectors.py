@@ -106,7 +106,7 @@ def hand_list(*, user: User, filters: HandFilters) -> QuerySet[Hand]:
     if filters.stake_level is not None:
         hands = hands.filter(table__stake_level_id=filters.stake_level)
     if filters.game is not None:
-        hands = hands.filter(config__game=filters.game)
+        hands = hands.filter(state__config__game=filters.game)
     if filters.player is not None:
         hands = hands.filter(players__screen_name=filters.player)
     if filters.player_id is not None:
@@ -197,7 +197,7 @@ def recent_hands_for(*, user: User, limit: int = 10) -> list[RecentHand]:
                 id=hand.id,
                 number=hand.number,
                 table=hand.table.name,
-                game=hand.config["game"],
+                game=state["config"]["game"],
                 started_at=hand.started_at,
                 net=state["stacks"][i] - state["starting_stacks"][i],
             )

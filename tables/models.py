@@ -283,7 +283,6 @@ class Hand(models.Model):
     status = models.CharField(
         max_length=11, choices=HandStatus.choices, default=HandStatus.IN_PROGRESS
     )
-    config = models.JSONField(help_text="The engine's table configuration this hand used.")
     state = models.JSONField(help_text="The engine's hand state.")
     button = models.PositiveSmallIntegerField()
     deck_commitment = models.CharField(max_length=64)

@@ -102,10 +102,10 @@ class HandSummarySerializer(serializers.ModelSerializer):
         return _stake_ref(hand)
 
     def get_game(self, hand: Hand) -> str:
-        return hand.config["game"]
+        return hand.state["config"]["game"]
 
     def get_structure(self, hand: Hand) -> str:
-        return hand.config["structure"]
+        return hand.state["config"]["structure"]
 
     @extend_schema_field(SeatedPlayerSerializer(many=True))
     def get_players(self, hand: Hand) -> list[dict[str, Any]]:
@@ -203,7 +203,7 @@ def hand_detail_data(access: HandAccess, *, verify_url: str) -> dict[str, Any]:
         "number": hand.number,
         "table": _table_ref(hand),
         "stake_level": _stake_ref(hand),
-        "rules": hand.config,
+        "rules": hand.state["config"],
         "game": str(state.config.game),
         "structure": str(state.config.structure),
         "limits": state.limits.to_dict(),

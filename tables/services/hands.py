@@ -65,7 +65,6 @@ def hand_start_if_ready(cmd: TableCommand) -> Hand | None:
     hand = Hand.objects.create(
         table=table,
         number=number,
-        config=config.to_dict(),
         state=state.to_dict(),
         button=plan.button,
         deck_commitment=commitment,

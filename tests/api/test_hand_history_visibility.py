@@ -119,7 +119,7 @@ def test_the_record_has_every_event_in_order_with_rules_and_stacks(showdown, aud
     assert types[:3] == ["hand_started", "posted", "posted"]
     assert {"dealt_board", "pots", "shown", "mucked", "won", "rake", "hand_ended"} <= set(types)
     assert all(e["at"] for e in body["events"])
-    assert body["rules"] == showdown.hand.config
+    assert body["rules"] == showdown.hand.state["config"]
     assert body["rules"]["rake_percent"] == 500
     assert body["stake_level"]["name"] == showdown.table.stake_level.name
     stacks = {s["seat"]: (s["starting_stack"], s["final_stack"]) for s in body["seats"]}

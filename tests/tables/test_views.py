@@ -18,7 +18,6 @@ def finished_hand(table, number: int, pots: list[int]) -> Hand:
         table=table,
         number=number,
         status=HandStatus.FINISHED,
-        config={},
         state={"result": {"pots": [{"amount": p, "eligible": [1, 2]} for p in pots]}},
         button=1,
         deck_commitment="0" * 64,
