@@ -59,6 +59,7 @@ def seats_public(seats: list[Seat]) -> list[dict]:
         {
             "seat": s.number,
             "player": s.player.username,
+            "user_id": s.player_id,
             "stack": s.stack,
             "status": s.status,
             "leaving": s.leave_after_hand,

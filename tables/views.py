@@ -44,6 +44,7 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
         "tableId": table.id,
         "wsPath": f"/ws/tables/{table.id}/",
         "username": user.username if user.is_authenticated else None,
+        "userId": user.id if user.is_authenticated else None,
         "canPlay": user_can_play(user=user),
         "loginUrl": f"{reverse('login')}?{urlencode({'next': request.path})}",
         "cashierUrl": reverse("cashier"),

@@ -52,7 +52,7 @@ class Step:
     # own queued advance action itself (nobody else may learn of it, so no message does).
     by: str | None = None
     command: dict[str, Any] | None = None
-    # viewer label ("seat 1: ann" or "spectator") -> (snapshot before, messages, after)
+    # viewer label ("user <id>" or "spectator") -> (snapshot before, messages, after)
     views: dict[str, tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]] = field(
         default_factory=dict
     )
@@ -211,7 +211,7 @@ class Scenario:
 
 
 def _label(user: User | None) -> str:
-    return "spectator" if user is None else f"user {user.username}"
+    return "spectator" if user is None else f"user {user.id}"
 
 
 def _seat_of(table: Table, user: User) -> int | None:

@@ -50,6 +50,7 @@ class SeatRecord:
     overblind: bool = False
     chop: bool = False
     auto_muck: bool = True
+    player_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +117,7 @@ def deal_plan(seats: Sequence[SeatRecord], *, previous_button: int | None) -> De
             overblind=s.overblind,
             chop=s.chop,
             auto_muck=s.auto_muck,
+            player_id=s.player_id,
         )
         for s in sorted(dealt, key=lambda s: s.number)
     ]

@@ -32,11 +32,13 @@ KILL = "kill"  # a KillInfo or None, written as its dict
 
 @dataclass(frozen=True, slots=True)
 class SeatInfo:
-    """A seat dealt in: number, player id and stack at the start of the hand."""
+    """A seat dealt in: number, player (the name shown) and stack at the start of the
+    hand, and the player's stable id in the room (None in hands stored before it was)."""
 
     seat: int
     player: str
     stack: int
+    player_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,6 +60,9 @@ class HandState:
     button: int
     seats: tuple[int, ...]
     players: tuple[str, ...]
+    # The players' stable ids in the room beside their names (None: not given, or a
+    # state stored before they were kept).
+    player_ids: tuple[int | None, ...]
     starting_stacks: tuple[int, ...]
     auto_muck: tuple[bool, ...]
     hole: tuple[tuple[int, ...], ...]
@@ -271,6 +274,7 @@ class HandState:
                 {
                     "seat": s,
                     "player": self.players[i],
+                    "player_id": self.player_ids[i],
                     "stack": self.stacks[i],
                     "committed": self.committed[i],
                     "in_pot": self.contributed[i],
@@ -343,6 +347,7 @@ class HandState:
     def from_dict(cls, d: dict[str, Any]) -> HandState:
         """Inverse of :meth:`to_dict`."""
         kwargs = dict(d)
+        kwargs.setdefault("player_ids", [None] * len(d["seats"]))
         kwargs["config"] = TableConfig.from_dict(d["config"])
         kwargs["limits"] = Limits.from_dict(d["limits"])
         kwargs["kill"] = None if d["kill"] is None else KillInfo.from_dict(d["kill"])
@@ -377,5 +382,5 @@ _CHANGING_LISTS = (
 )
 #: Fields written as their own ``to_dict()`` (or None).
 _DICT_FIELDS = frozenset(("config", "limits", "kill", "result"))
-_TUPLE_FIELDS = ("seats", "players", "starting_stacks", "auto_muck", "deck")
+_TUPLE_FIELDS = ("seats", "players", "player_ids", "starting_stacks", "auto_muck", "deck")
 _LIST_FIELDS = ("board", "stacks", "committed", "contributed", "antes", "acted", "shown")

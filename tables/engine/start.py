@@ -41,6 +41,8 @@ class SeatEntry:
     from the small-blind or button seat, finer point 16). ``straddle``/``overblind``: asks
     to post one (honoured when the table allows it and the seat qualifies). ``chop``: the
     "chop blinds" preference. ``auto_muck``: "auto-muck losing hands" (RULES.md section 3).
+    ``player`` is the name shown; ``player_id`` the player's stable id in the room (a
+    screen name can be changed and taken by someone else; the id cannot).
     """
 
     seat: int
@@ -51,6 +53,7 @@ class SeatEntry:
     overblind: bool = False
     chop: bool = False
     auto_muck: bool = True
+    player_id: int | None = None
 
 
 class _ForcedBet(NamedTuple):
@@ -182,7 +185,10 @@ def start_hand(
             button=button,
             game=str(config.game),
             structure=str(config.structure),
-            seats=tuple(SeatInfo(seat=e.seat, player=e.player, stack=e.stack) for e in entries),
+            seats=tuple(
+                SeatInfo(seat=e.seat, player=e.player, stack=e.stack, player_id=e.player_id)
+                for e in entries
+            ),
             small_blind=config.small_blind,
             big_blind=big_blind,
             ante=config.ante,
@@ -306,6 +312,7 @@ def start_hand(
         button=button,
         seats=numbers,
         players=tuple(entry.player for entry in entries),
+        player_ids=tuple(entry.player_id for entry in entries),
         starting_stacks=tuple(entry.stack for entry in entries),
         auto_muck=tuple(entry.auto_muck for entry in entries),
         hole=tuple(hole_by_player[j] for j in range(n)),

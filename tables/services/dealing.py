@@ -33,6 +33,7 @@ def deal_plan(*, seats: list[Seat], previous_button: int | None) -> DealPlan | N
             overblind=s.wants_overblind,
             chop=s.player.chop_blinds,
             auto_muck=s.player.auto_muck,
+            player_id=s.player_id,
         )
         for s in seats
     ]

@@ -40,14 +40,14 @@ async (steps) => {
   for (const step of steps) {
     for (const [viewer, view] of Object.entries(step.views)) {
       const model = fromSnapshot(view.before);
-      model.username = viewer.startsWith("user ") ? viewer.slice(5) : null;
+      model.userId = viewer.startsWith("user ") ? Number(viewer.slice(5)) : null;
       if (step.command?.cmd === "advance" && step.by === viewer && model.you) {
         // As actions.js does on sending it (the ack confirms it; no message carries it).
         model.you.advance = { kind: step.command.action, amount: step.command.amount ?? null };
       }
       for (const message of view.messages) applyEvent(model, message);
       const fresh = fromSnapshot(view.after);
-      fresh.username = model.username;
+      fresh.userId = model.userId;
       const got = JSON.stringify(project(model));
       const want = JSON.stringify(project(fresh));
       if (got !== want) {

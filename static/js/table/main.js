@@ -44,6 +44,7 @@ const socket = new TableSocket(config.wsPath, {
     const first = model === null;
     model = fromSnapshot(msg, model);
     model.username = config.username;
+    model.userId = config.userId;
     if (first) log.add({ text: `Joined ${msg.table.name}.`, kind: "info" });
     if (model.hand) log.replaceHand(model.hand.id, model.hand.log.map((e) => describe(e, model)));
     chat.reset(msg.chat || [], msg.muted || []);

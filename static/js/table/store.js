@@ -138,8 +138,8 @@ export function applyEvent(model, msg) {
         actor: null,
         isOver: false,
         players: msg.seats.map((s) => ({
-          seat: s.seat, player: s.player, stack: s.stack, committed: 0, in_pot: 0,
-          status: "in", cards: null, shown: false, dealt: false,
+          seat: s.seat, player: s.player, player_id: s.player_id ?? null, stack: s.stack,
+          committed: 0, in_pot: 0, status: "in", cards: null, shown: false, dealt: false,
         })),
         legal: null,
         turn: 0,
@@ -342,10 +342,10 @@ function autoTopUpNote({ added, due }) {
   return `Auto top-up: your wallet is empty, nothing added (${money(due)} was due).`;
 }
 
-/** Keep `you` in step with the public seat list (name match: names are unique). */
+/** Keep `you` in step with the public seat list (by user id: a name can change). */
 function youFromSeats(model) {
-  const name = model.username;
-  const seat = name ? model.seats.find((s) => s.player === name) : undefined;
+  const id = model.userId;
+  const seat = id ? model.seats.find((s) => s.user_id === id) : undefined;
   if (!seat) return null;
   const old = model.you && model.you.seat === seat.seat ? model.you : {};
   const satOut = seat.status === "sitting_out";
