@@ -12,6 +12,21 @@ from tests.kit import PASSWORD, current
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+def at_the_table(open_player):
+    """A quiet table of two, and alice's page open at it, connected."""
+    table = quiet_table()
+    users = seated(table)
+    page = open_player(users[1], PASSWORD)
+    page.goto(f"/tables/{table.id}/")
+    expect(page.locator("#conn")).to_have_text("Connected")
+    return table, users, page
+
+
+def say(page, text: str) -> None:
+    page.fill("#chat-text", text)
+    page.click("#chat-form button[type=submit]")
+
+
 def test_players_chat_and_a_muted_player_is_shown_as_muted(open_player):
     table = quiet_table()
     users = seated(table)
@@ -20,33 +35,26 @@ def test_players_chat_and_a_muted_player_is_shown_as_muted(open_player):
     for page in (alice, bob):
         page.goto(f"/tables/{table.id}/")
         expect(page.locator("#conn")).to_have_text("Connected")
-    alice.fill("#chat-text", "good luck <b>all</b>")
-    alice.click("#chat-form button[type=submit]")
+    say(alice, "good luck <b>all</b>")
     # Text, never markup: the angle brackets arrive as typed.
     expect(bob.locator("#chat-lines")).to_contain_text("alice: good luck <b>all</b>")
     expect(alice.locator("#chat-text")).to_have_value("")
     bob.get_by_role("button", name="Mute alice").click()
     expect(bob.locator("#chat-lines")).to_contain_text("alice: (muted)")
     expect(bob.locator("#chat-muted")).to_contain_text("alice")
-    alice.fill("#chat-text", "are you there?")
-    alice.click("#chat-form button[type=submit]")
+    say(alice, "are you there?")
     expect(alice.locator("#chat-lines")).to_contain_text("are you there?")
     expect(bob.locator("#chat-lines")).not_to_contain_text("are you there?")
     # Reopened, bob's page still knows: the snapshot lists the mute.
     bob.reload()
     expect(bob.locator("#chat-lines .chat-muted")).to_have_count(2)
     bob.locator("#chat-muted button").click()
-    alice.fill("#chat-text", "welcome back")
-    alice.click("#chat-form button[type=submit]")
+    say(alice, "welcome back")
     expect(bob.locator("#chat-lines")).to_contain_text("alice: welcome back")
 
 
 def test_the_dealer_messages_switch_hides_who_won_what_and_is_remembered(open_player):
-    table = quiet_table()
-    users = seated(table)
-    page = open_player(users[1], PASSWORD)
-    page.goto(f"/tables/{table.id}/")
-    expect(page.locator("#conn")).to_have_text("Connected")
+    table, users, page = at_the_table(open_player)
     state = dealt(table)
     act(table, users[state.actor], "fold")
     win = page.locator("#hand-log .log-win")
@@ -58,11 +66,7 @@ def test_the_dealer_messages_switch_hides_who_won_what_and_is_remembered(open_pl
 
 
 def test_an_auto_top_up_order_refills_the_stack_between_hands(open_player):
-    table = quiet_table()
-    users = seated(table)
-    page = open_player(users[1], PASSWORD)
-    page.goto(f"/tables/{table.id}/")
-    expect(page.locator("#conn")).to_have_text("Connected")
+    table, users, page = at_the_table(open_player)
     expect(page.locator("#auto-top-up")).to_be_visible()
     page.select_option("#auto-top-up-mode", "max")
     expect(page.locator("#hand-log")).to_contain_text("Auto top-up: $100 added.")
@@ -80,11 +84,7 @@ def test_an_auto_top_up_order_refills_the_stack_between_hands(open_player):
 def test_the_hand_helper_names_your_hand_and_the_showdown_lights_the_winning_five(
     open_player,
 ):
-    table = quiet_table()
-    users = seated(table)
-    page = open_player(users[1], PASSWORD)
-    page.goto(f"/tables/{table.id}/")
-    expect(page.locator("#conn")).to_have_text("Connected")
+    table, users, page = at_the_table(open_player)
     state = dealt(table)
     expect(page.locator("#best-hand")).to_be_hidden()  # nothing named before the flop
     act(table, users[state.actor], "call")
@@ -122,8 +122,7 @@ def test_a_spectator_reads_the_chat_but_has_no_box_to_write(open_player, browser
     alice = open_player(users[1], PASSWORD)
     alice.goto(f"/tables/{table.id}/")
     expect(alice.locator("#conn")).to_have_text("Connected")
-    alice.fill("#chat-text", "hello rail")
-    alice.click("#chat-form button[type=submit]")
+    say(alice, "hello rail")
     context = browser.new_context(base_url=room)
     try:
         rail = context.new_page()
