@@ -1,0 +1,128 @@
+"""SQL statements and channel-layer sends per table command (issue #15: "queries per
+action, counted"; "one channel-layer send per event instead of one per command").
+
+Creates a throwaway database beside the configured one, seats six players at a table,
+deals and plays hands through the real services, and counts the statements each command
+sends (`CaptureQueriesContext`: every statement, savepoints included), then drops the
+database. Run it from a checkout with its services running (PostgreSQL, Redis):
+
+    python bench/queries.py [--hands 20]
+
+It prints, per command, the statements of the median and the worst call, and the
+statements of the median `act` by kind (SELECT / INSERT / UPDATE / other).
+"""
+
+import argparse
+import os
+import statistics
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hands", type=int, default=20)
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "poker_room.settings.test")
+    os.environ.setdefault("TEST_DATABASE_NAME", "bench_queries")
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        counts, kinds = measure(args.hands)
+    finally:
+        connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
+    print("| command | calls | statements, median | worst | channel-layer sends, mean |")
+    print("|---|---:|---:|---:|---:|")
+    for name, values in counts.items():
+        if name.endswith(" sends"):
+            continue
+        mean_sends = statistics.mean(counts[f"{name} sends"])
+        row = f"{len(values)} | {statistics.median(values):g} | {max(values)} | {mean_sends:.2f}"
+        print(f"| {name} | {row} |")
+    print()
+    print("median `act` by kind:", dict(kinds))
+    return 0
+
+
+def measure(hands: int) -> tuple[dict[str, list[int]], Counter[str]]:
+    from datetime import timedelta
+
+    from channels.layers import get_channel_layer
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from accounts.models import User
+    from cashier.services import deposit_create
+    from tables.engine.state import HandState
+    from tables.models import Hand, HandStatus, Seat, StakeLevel, Table
+    from tables.services import play, seating
+    from tables.tasks import hand_start_due
+
+    stake = StakeLevel.objects.create(
+        name="bench PLO", game="omaha", structure="PL", small_blind=50, big_blind=100
+    )
+    table = Table.objects.create(name="bench", stake_level=stake, seats=6)
+    Table.objects.filter(pk=table.pk).update(next_hand_at=timezone.now() + timedelta(hours=1))
+    counts: dict[str, list[int]] = defaultdict(list)
+    acts: list[list[str]] = []
+
+    layer = get_channel_layer()
+    group_send = layer.group_send
+    sends = [0]
+
+    async def counting_send(*args, **kwargs):  # type: ignore[no-untyped-def]
+        sends[0] += 1
+        return await group_send(*args, **kwargs)
+
+    layer.group_send = counting_send
+
+    def counted(name: str, call):  # type: ignore[no-untyped-def]
+        sends[0] = 0
+        with CaptureQueriesContext(connection) as captured:
+            result = call()
+        counts[name].append(len(captured.captured_queries))
+        counts[f"{name} sends"].append(sends[0])
+        if name == "act":
+            acts.append([q["sql"].split(None, 1)[0].upper() for q in captured.captured_queries])
+        return result
+
+    for n in range(6):
+        user = User.objects.create_user(username=f"bench{n}", password=None)
+        deposit_create(user=user, amount=100_000, idempotency_key=f"bench-deposit-{n}")
+        counted(
+            "sit",
+            lambda user=user, n=n: seating.seat_take(
+                table_id=table.id,
+                user=user,
+                seat_number=n + 1,
+                buy_in=stake.buy_in_max,
+                idempotency_key=f"bench-sit-{n}",
+            ),
+        )
+    for _ in range(hands):
+        Table.objects.filter(pk=table.pk).update(next_hand_at=None)
+        counted("deal", lambda: hand_start_due(table_id=table.id))
+        while hand := Hand.objects.filter(table=table, status=HandStatus.IN_PROGRESS).first():
+            state = HandState.from_dict(hand.state)
+            seat = Seat.objects.select_related("player").get(table=table, number=state.actor)
+            kind = "check" if state.legal_actions().can_check else "call"
+            counted(
+                "act",
+                lambda seat=seat, kind=kind, hand=hand: play.hand_act(
+                    table_id=table.id, user=seat.player, kind=kind, turn=hand.turn_version
+                ),
+            )
+    median = sorted(acts, key=len)[len(acts) // 2]
+    return counts, Counter(median)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
