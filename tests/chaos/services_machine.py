@@ -47,7 +47,7 @@ from tables.engine.actions import Action
 from tables.exceptions import TableError
 from tables.models import Hand, Seat, Table, TableStatus
 from tables.selectors import table_snapshot
-from tables.services import advance, play, seating
+from tables.services import advance, chat, play, seating, top_up
 from tables.services.admin import table_status_set
 from tables.tasks import hand_start_due, sweep_task
 from tests.chaos import harness
@@ -362,6 +362,37 @@ class ServicesMachine(RuleBasedStateMachine):
             )
         else:
             self.attempt(table, lambda: seating.seat_sit_out(table_id=table.pk, user=user))
+
+    @rule(
+        data=st.data(),
+        what=st.sampled_from(("auto_top_up", "chat", "mute")),
+        mode=st.sampled_from(("off", "max", "below", "always")),
+        big_blinds=st.sampled_from((None, 0, 1, 30, 1_000, 10**6)),
+        text=st.sampled_from(("gl", "", " ", "x" * 201, "nul\x00", "ok " * 60)),
+    )
+    @counted
+    def extras(self, data, what: str, mode: str, big_blinds, text: str) -> None:
+        """The regulars' extras: an auto top-up order (it moves chips between hands and
+        at every settling after), a line of chat, a mute."""
+        table = data.draw(st.sampled_from(self.world.tables))
+        user = self.someone_at(data, table)
+        if what == "auto_top_up":
+            self.attempt(
+                table,
+                lambda: top_up.auto_top_up_set(
+                    table_id=table.pk, user=user, mode=mode, big_blinds=big_blinds
+                ),
+            )
+        elif what == "chat":
+            self.attempt(table, lambda: chat.chat_send(table_id=table.pk, user=user, text=text))
+        else:
+            other = data.draw(st.sampled_from(self.world.people))
+            self.attempt(
+                table,
+                lambda: chat.chat_mute_set(
+                    table_id=table.pk, user=user, player=other.username, muted=True
+                ),
+            )
 
     # -- playing --------------------------------------------------------------------------
 
