@@ -22,6 +22,10 @@ The envelope also keeps one broken table from hurting the room:
 * A database, Redis or broker outage is not the table's fault either: pausing every
   table during a restart of Redis would stop the room for no reason. It is re-raised
   untouched.
+* Nor is a value the database refuses (`DataError`: a NUL in a string, say) that the
+  checks let through: it came with the command, and counting it would let any viewer
+  pause a table by sending it twice. It is re-raised untouched (the consumer answers
+  `malformed`).
 * Any other exception is a bug that the same command will most likely hit again (a
   hand the engine cannot move on, say). It is logged with the table id and counted on
   the table, in a fresh transaction once the failing one rolled back; at
@@ -39,7 +43,7 @@ from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
 import redis.exceptions
-from django.db import DatabaseError, InterfaceError, OperationalError, transaction
+from django.db import DatabaseError, DataError, InterfaceError, OperationalError, transaction
 from kombu.exceptions import OperationalError as BrokerError
 
 from accounts.models import User
@@ -258,6 +262,8 @@ def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P
         except REFUSALS:
             raise
         except OUTAGES:
+            raise
+        except DataError:
             raise
         except Exception as exc:
             logger.exception("table %s: %s failed", table_id, func.__qualname__)
