@@ -30,10 +30,6 @@ from tables.services.command import TableCommand, table_command
 BELOW_MAX = 1000
 
 
-def auto_top_up_settings(*, user: User) -> PlayerSettings:
-    return PlayerSettings.objects.filter(user=user).first() or PlayerSettings(user=user)
-
-
 def auto_top_up_due(*, settings: PlayerSettings, seat: Seat, stake: StakeLevel) -> int:
     """How much the order asks for now (0: nothing)."""
     room = stake.buy_in_max - seat.stack
@@ -103,10 +99,15 @@ def auto_top_up_set(
         raise TableError(
             f"Say below how many big blinds (1 to {BELOW_MAX}) to top up.", code="bad_amount"
         )
-    settings = auto_top_up_settings(user=user)
-    settings.auto_top_up = mode
-    settings.auto_top_up_below = big_blinds if mode == AutoTopUp.BELOW else 0
-    settings.save()
+    # One row per player, whatever table the order comes from: two first orders at once
+    # (two tables, two locks) must not both insert it.
+    settings, _ = PlayerSettings.objects.update_or_create(
+        user=user,
+        defaults={
+            "auto_top_up": mode,
+            "auto_top_up_below": big_blinds if mode == AutoTopUp.BELOW else 0,
+        },
+    )
     seat = cmd.seat_of(user)
     if seat is None or cmd.dealt_in(seat) or seat.leave_after_hand:
         return settings
