@@ -31,7 +31,9 @@ The envelope also keeps one broken table from hurting the room:
   the table, in a fresh transaction once the failing one rolled back; at
   `FAILURES_BEFORE_PAUSE` in a row the table is paused with a reason that the admin and
   /healthz show. A command that moves the table on (it published something) clears the
-  count (not the reason: an admin re-opens the table, see `table_failures_clear`).
+  count (not the reason: an admin re-opens the table, see `table_failures_clear`). Chat
+  and a connection dropped or back publish without moving it on (`moves_on` off): the
+  players asking why a table is stuck must not keep it from being paused.
 
 Commands never nest: the transaction is durable, so calling one inside another
 transaction is an error (except inside a test's own transaction, which Django allows).
@@ -111,6 +113,8 @@ class TableCommand:
         self._table_fields: set[str] = set()
         self._log: list[HandEvent] = []
         self._messages: list[tuple[Body, dict[int, Body]]] = []
+        # Whether what this command publishes shows the table working (see above).
+        self.moves_on = True
 
     # What the command reads, each loaded once.
 
@@ -238,7 +242,7 @@ class TableCommand:
             ]
             self.table.event_seq += len(messages)
             self.save_table("event_seq")
-            if self.table.failure_count:
+            if self.table.failure_count and self.moves_on:
                 # The table moved on: its run of failures is over.
                 self.table.failure_count = 0
                 self.save_table("failure_count")

@@ -21,7 +21,7 @@ from django.utils.html import escape
 from tables.exceptions import NotYourTurn
 from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
 from tables.services import play
-from tables.services.chat import chat_mute_set
+from tables.services.chat import chat_mute_set, chat_send
 from tables.services.command import FAILURES_BEFORE_PAUSE
 from tables.tasks import action_timeout_task, hand_start_task, sweep_task
 from tests.kit import (
@@ -172,6 +172,20 @@ def test_a_value_the_database_refuses_neither_counts_nor_pauses_the_table():
             chat_mute_set(table_id=table.id, user=viewer, player="a\x00b", muted=True)
     table.refresh_from_db()
     assert (table.failure_count, table.status, table.paused_reason) == (0, TableStatus.OPEN, "")
+
+
+def test_chat_and_a_dropped_connection_do_not_clear_a_run_of_failures():
+    """Finding: a chat line (or a player's socket closing) published, and so counted as
+    the table moving on: players asking in the chat why a stuck table does not move kept
+    it from ever reaching its second failure in a row, and from being paused."""
+    table = table_with_hand("Talk")
+    ann = Seat.objects.get(table=table, number=1).player
+    Table.objects.filter(pk=table.pk).update(failure_count=1)  # one failure before
+    chat_send(table_id=table.id, user=ann, text="is this table stuck?")
+    play.seat_disconnected(table_id=table.id, user=ann)
+    play.seat_reconnected(table_id=table.id, user=ann)
+    table.refresh_from_db()
+    assert table.failure_count == 1
 
 
 def test_a_failing_command_changes_nothing_but_the_count(break_hand):
