@@ -2,12 +2,15 @@
 the length and rate limits, muting, the admin keeping it from spectators, the snapshot's
 recent lines and the admin's list. Real Redis channel layer and PostgreSQL."""
 
+import threading
 from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async as sync_to_async
+from django.db import connection
 from django.utils import timezone
 
+from tables import consumers
 from tables.models import ChatMessage, Table
 from tables.selectors import table_snapshot
 from tables.services import seating
@@ -181,3 +184,35 @@ def test_a_hidden_line_stays_hidden_from_who_sat_down_after_it(table):
         {"type": "chat", "id": line.id, "hidden": True}
     ]
     assert table_snapshot(table=table, user=ann)["chat"][0]["text"] == "players only"
+
+
+def test_a_snapshot_is_one_moment_of_the_table(table, monkeypatch):
+    """Finding: the snapshot read the table's stream version, then its seats, hand and
+    chat, each at its own moment: a command another process committed in between was in
+    the snapshot and again on the stream after it (a chat line shown twice, an action
+    applied twice to the hand on the page)."""
+    (ann,) = seat_players(table, 1)
+    before = Table.objects.get(pk=table.pk).event_seq
+
+    def write_elsewhere() -> None:
+        try:
+            chat_send(table_id=table.id, user=ann, text="in between")
+        finally:
+            connection.close()
+
+    real = consumers.table_snapshot
+
+    def snapshot_with_a_command_in_between(*, table, user):
+        # The version is read; another process's command commits now.
+        elsewhere = threading.Thread(target=write_elsewhere)
+        elsewhere.start()
+        elsewhere.join()
+        return real(table=table, user=user)
+
+    monkeypatch.setattr(consumers, "table_snapshot", snapshot_with_a_command_in_between)
+    viewer = consumers.TableConsumer()
+    viewer.table_id, viewer.user = table.id, None
+    snapshot = viewer._snapshot()
+    assert ChatMessage.objects.filter(table=table).count() == 1  # it was written
+    # The line is in the snapshot exactly when the snapshot's version counts it.
+    assert bool(snapshot["chat"]) == (snapshot["v"] > before), snapshot
