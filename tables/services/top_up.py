@@ -15,6 +15,7 @@ import uuid
 from django.db import transaction
 
 from accounts.models import User
+from accounts.selectors import user_can_play
 from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.selectors import wallet_balance
@@ -46,7 +47,8 @@ def auto_top_up_run(
     """Carry the seat's order out now (the seat is not in a hand); returns what to tell
     its player (None: nothing was due), for the caller to add to the seat list it sends."""
     due = auto_top_up_due(settings=settings, seat=seat, stake=cmd.table.stake_level)
-    if due == 0:
+    # As `seat_top_up`: an account made staff while seated moves no money to the table.
+    if due == 0 or not user_can_play(user=seat.player):
         return None
     amount = min(due, wallet_balance(user=seat.player))
     added = 0

@@ -172,3 +172,16 @@ def test_a_first_order_given_at_two_tables_at_once_is_taken_at_both():
         )
         assert all(isinstance(r, PlayerSettings) for r in results), results
     assert {t.failure_count for t in Table.objects.all()} == {0}
+
+
+def test_an_account_that_may_not_play_is_not_topped_up(table, published):
+    """Finding: `top_up` refuses a player made staff while seated (`cannot_play`), but
+    their standing order still moved their wallet's money to the table."""
+    (ann,) = seat_players(table, 1, buy_in=10_000)
+    type(ann).objects.filter(pk=ann.pk).update(is_staff=True)
+    ann.refresh_from_db()
+    before = wallet_balance(user=ann)
+    auto_top_up_set(table_id=table.id, user=ann, mode=AutoTopUp.MAX)
+    assert stack(table, ann) == 10_000
+    assert wallet_balance(user=ann) == before
+    assert notes(published, ann) == []
