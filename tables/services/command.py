@@ -150,6 +150,15 @@ class TableCommand:
         return self._state
 
     @property
+    def finished(self) -> tuple[HandState, dict[int, int]] | None:
+        """The state and players of the hand this command finished (None: it finished
+        none); the database has them only once the command ends."""
+        hand = self._hand
+        if hand is None or hand.status != HandStatus.FINISHED or self._state is None:
+            return None
+        return self._state, self.dealt
+
+    @property
     def dealt(self) -> dict[int, int]:
         """Seat -> the user id dealt in there, for the hand (by id, never by name)."""
         if self._dealt is None:
