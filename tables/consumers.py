@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.db import DataError
+from django.db import DataError, connection, transaction
 
 from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
@@ -164,8 +164,17 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self._send_in_order()
 
     def _snapshot(self) -> dict[str, Any]:
-        table = Table.objects.select_related("stake_level").get(pk=self.table_id)
-        return table_snapshot(table=table, user=self.user)
+        # One moment of the table: its version `v` and everything shown at `v` are read
+        # in one REPEATABLE READ snapshot, or a command committed in between would be in
+        # the snapshot and again on the stream after it. (Inside a test's transaction the
+        # isolation is the test's.)
+        outermost = not connection.in_atomic_block
+        with transaction.atomic():
+            if outermost:
+                with connection.cursor() as cursor:
+                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            table = Table.objects.select_related("stake_level").get(pk=self.table_id)
+            return table_snapshot(table=table, user=self.user)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """One frame: exactly one answer, whatever it holds; the socket stays open."""

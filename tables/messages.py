@@ -221,7 +221,10 @@ class ChatSent(TableEvent):
         content = self._content()
         forms = {uid: content for uid in self.readers or ()}
         muted = {"type": self.type, "id": self.id, "seat": self.seat, "player": self.player}
-        forms.update({uid: {**muted, "muted": True} for uid in self.muted_by})
+        # Only a reader learns who wrote a line they muted: a mute holds at every table,
+        # and a muter kept from this table's chat must learn no more than the rest.
+        muters = [uid for uid in self.muted_by if self.readers is None or uid in self.readers]
+        forms.update({uid: {**muted, "muted": True} for uid in muters})
         return forms
 
     def form_for(self, user_id: int | None) -> Body:

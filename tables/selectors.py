@@ -236,17 +236,22 @@ def chat_muted(*, user: User | None) -> list[str]:
 
 def chat_recent(*, table: Table, seats: list[Seat], user: User | None) -> list[dict[str, Any]]:
     """The table's last lines of chat as this viewer may read them, oldest first. When
-    the chat is kept from spectators, the players seated now read them."""
+    the chat is kept from spectators, a line is read by the players seated now who were
+    seated when it was written (as on the stream): sitting down must not uncover the
+    lines written while one watched."""
     viewer = user.id if user is not None and user.is_authenticated else None
     lines = ChatMessage.objects.filter(table=table).select_related("author").order_by("-id")
     recent = list(lines[:CHAT_RECENT])[::-1]
     if not recent:
         return []
-    readers = None if table.chat_for_spectators else [s.player_id for s in seats]
     muted = set(ChatMute.objects.filter(muter_id=viewer).values_list("muted_id", flat=True))
     return [
         chat_sent(
-            line, readers=readers, muted_by=[viewer] if line.author_id in muted else []
+            line,
+            readers=None
+            if table.chat_for_spectators
+            else [s.player_id for s in seats if s.sat_down_at <= line.created_at],
+            muted_by=[viewer] if line.author_id in muted else [],
         ).form_for(viewer)
         for line in recent
     ]

@@ -132,7 +132,9 @@ def seat_blind_option_set(cmd: TableCommand, *, user: User, kind: str, wanted: b
 
 
 def _outlook(cmd: TableCommand) -> NextHand:
-    return next_hand_outlook(table=cmd.table, seats=cmd.seats, in_hand=cmd.hand is not None)
+    return next_hand_outlook(
+        table=cmd.table, seats=cmd.seats, in_hand=cmd.hand is not None, finished=cmd.finished
+    )
 
 
 def blind_options_of(

@@ -61,6 +61,7 @@ def chat_send(cmd: TableCommand, *, user: User, text: str) -> ChatMessage:
     readers = None if cmd.table.chat_for_spectators else [s.player_id for s in cmd.seats]
     muted_by = list(ChatMute.objects.filter(muted=user).values_list("muter_id", flat=True))
     cmd.emit(chat_sent(message, readers=readers, muted_by=muted_by))
+    cmd.moves_on = False
     return message
 
 

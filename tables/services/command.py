@@ -22,12 +22,18 @@ The envelope also keeps one broken table from hurting the room:
 * A database, Redis or broker outage is not the table's fault either: pausing every
   table during a restart of Redis would stop the room for no reason. It is re-raised
   untouched.
+* Nor is a value the database refuses (`DataError`: a NUL in a string, say) that the
+  checks let through: it came with the command, and counting it would let any viewer
+  pause a table by sending it twice. It is re-raised untouched (the consumer answers
+  `malformed`).
 * Any other exception is a bug that the same command will most likely hit again (a
   hand the engine cannot move on, say). It is logged with the table id and counted on
   the table, in a fresh transaction once the failing one rolled back; at
   `FAILURES_BEFORE_PAUSE` in a row the table is paused with a reason that the admin and
   /healthz show. A command that moves the table on (it published something) clears the
-  count (not the reason: an admin re-opens the table, see `table_failures_clear`).
+  count (not the reason: an admin re-opens the table, see `table_failures_clear`). Chat
+  and a connection dropped or back publish without moving it on (`moves_on` off): the
+  players asking why a table is stuck must not keep it from being paused.
 
 Commands never nest: the transaction is durable, so calling one inside another
 transaction is an error (except inside a test's own transaction, which Django allows).
@@ -39,7 +45,7 @@ from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
 import redis.exceptions
-from django.db import DatabaseError, InterfaceError, OperationalError, transaction
+from django.db import DatabaseError, DataError, InterfaceError, OperationalError, transaction
 from kombu.exceptions import OperationalError as BrokerError
 
 from accounts.models import User
@@ -107,6 +113,8 @@ class TableCommand:
         self._table_fields: set[str] = set()
         self._log: list[HandEvent] = []
         self._messages: list[tuple[Body, dict[int, Body]]] = []
+        # Whether what this command publishes shows the table working (see above).
+        self.moves_on = True
 
     # What the command reads, each loaded once.
 
@@ -140,6 +148,15 @@ class TableCommand:
                 raise ValueError("no hand is in progress")
             self._state = HandState.from_dict(self.hand.state)
         return self._state
+
+    @property
+    def finished(self) -> tuple[HandState, dict[int, int]] | None:
+        """The state and players of the hand this command finished (None: it finished
+        none); the database has them only once the command ends."""
+        hand = self._hand
+        if hand is None or hand.status != HandStatus.FINISHED or self._state is None:
+            return None
+        return self._state, self.dealt
 
     @property
     def dealt(self) -> dict[int, int]:
@@ -234,7 +251,7 @@ class TableCommand:
             ]
             self.table.event_seq += len(messages)
             self.save_table("event_seq")
-            if self.table.failure_count:
+            if self.table.failure_count and self.moves_on:
                 # The table moved on: its run of failures is over.
                 self.table.failure_count = 0
                 self.save_table("failure_count")
@@ -258,6 +275,8 @@ def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P
         except REFUSALS:
             raise
         except OUTAGES:
+            raise
+        except DataError:
             raise
         except Exception as exc:
             logger.exception("table %s: %s failed", table_id, func.__qualname__)

@@ -40,16 +40,33 @@ def deal_plan(*, seats: list[Seat], previous_button: int | None) -> DealPlan | N
     return plan_the_deal(records, previous_button=previous_button)
 
 
-def kill_for_next_hand(*, table: Table, seats: list[Seat]) -> KillInfo | None:
-    """The kill won in the last hand, if the killer is still seated and playing."""
-    last = Hand.objects.filter(table=table, status=HandStatus.FINISHED).order_by("-number").first()
-    if last is None:
-        return None
-    state = HandState.from_dict(last.state)
+# The state and players (seat -> user id) of a hand the command has just finished.
+Finished = tuple[HandState, dict[int, int]]
+
+
+def kill_for_next_hand(
+    *, table: Table, seats: list[Seat], finished: Finished | None = None
+) -> KillInfo | None:
+    """The kill won in the last hand, if the killer is still seated and playing.
+
+    `finished`: the hand the calling command has just settled, which the database does
+    not have yet (the command saves it at its end); else the last finished hand there."""
+    last: Hand | None = None
+    if finished is not None:
+        state, players = finished
+    else:
+        last = (
+            Hand.objects.filter(table=table, status=HandStatus.FINISHED).order_by("-number").first()
+        )
+        if last is None:
+            return None
+        state, players = HandState.from_dict(last.state), None
     kill = state.result.next_kill if state.result else None
     if kill is None:
         return None
-    killer = hand_players_by_seat(hand=last).get(kill.seat)
+    if players is None and last is not None:
+        players = hand_players_by_seat(hand=last)
+    killer = (players or {}).get(kill.seat)
     for seat in seats:
         if seat.number == kill.seat:
             same_player = seat.player_id == killer
@@ -69,9 +86,11 @@ class NextHand:
     kill: bool | None
 
 
-def next_hand_outlook(*, table: Table, seats: list[Seat], in_hand: bool) -> NextHand:
+def next_hand_outlook(
+    *, table: Table, seats: list[Seat], in_hand: bool, finished: Finished | None = None
+) -> NextHand:
     """What `deal_plan` would make of the table's seats if it dealt after this hand
-    (`in_hand`: a hand is in progress)."""
+    (`in_hand`: a hand is in progress; `finished`: see `kill_for_next_hand`)."""
     # A player sitting out after this hand is not dealt into the next one.
     staying = [s for s in seats if not s.sit_out_after_hand]
     plan = deal_plan(seats=staying, previous_button=table.button_seat)
@@ -80,7 +99,7 @@ def next_hand_outlook(*, table: Table, seats: list[Seat], in_hand: bool) -> Next
     numbers = sorted(entry.seat for entry in plan.entries)
     kill = None
     if not in_hand:
-        kill = kill_for_next_hand(table=table, seats=seats) is not None
+        kill = kill_for_next_hand(table=table, seats=seats, finished=finished) is not None
     return NextHand(
         dealt=frozenset(numbers), straddle_seat=straddle_seat(plan.button, numbers), kill=kill
     )

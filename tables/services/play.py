@@ -114,6 +114,7 @@ def seat_reconnected(cmd: TableCommand, *, user: User) -> bool:
     A drop is what `seat_disconnected` recorded; a second tab opened while the first is
     still connected finds none, and gets no bonus.
     """
+    cmd.moves_on = False  # a player back, even with the bonus, is not the table working
     seat = cmd.seat_of(user)
     if seat is None:
         return False
@@ -155,6 +156,7 @@ def seat_disconnected(cmd: TableCommand, *, user: User) -> bool:
     (connections cannot be counted reliably across processes; docs/protocol.md).
     Nothing to record for a viewer who is not seated.
     """
+    cmd.moves_on = False
     seat = cmd.seat_of(user)
     if seat is None:
         return False

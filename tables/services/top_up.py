@@ -15,6 +15,7 @@ import uuid
 from django.db import transaction
 
 from accounts.models import User
+from accounts.selectors import user_can_play
 from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.selectors import wallet_balance
@@ -28,10 +29,6 @@ from tables.services.command import TableCommand, table_command
 
 # The most big blinds `below` can name (far above any maximum buy-in).
 BELOW_MAX = 1000
-
-
-def auto_top_up_settings(*, user: User) -> PlayerSettings:
-    return PlayerSettings.objects.filter(user=user).first() or PlayerSettings(user=user)
 
 
 def auto_top_up_due(*, settings: PlayerSettings, seat: Seat, stake: StakeLevel) -> int:
@@ -50,7 +47,8 @@ def auto_top_up_run(
     """Carry the seat's order out now (the seat is not in a hand); returns what to tell
     its player (None: nothing was due), for the caller to add to the seat list it sends."""
     due = auto_top_up_due(settings=settings, seat=seat, stake=cmd.table.stake_level)
-    if due == 0:
+    # As `seat_top_up`: an account made staff while seated moves no money to the table.
+    if due == 0 or not user_can_play(user=seat.player):
         return None
     amount = min(due, wallet_balance(user=seat.player))
     added = 0
@@ -103,10 +101,15 @@ def auto_top_up_set(
         raise TableError(
             f"Say below how many big blinds (1 to {BELOW_MAX}) to top up.", code="bad_amount"
         )
-    settings = auto_top_up_settings(user=user)
-    settings.auto_top_up = mode
-    settings.auto_top_up_below = big_blinds if mode == AutoTopUp.BELOW else 0
-    settings.save()
+    # One row per player, whatever table the order comes from: two first orders at once
+    # (two tables, two locks) must not both insert it.
+    settings, _ = PlayerSettings.objects.update_or_create(
+        user=user,
+        defaults={
+            "auto_top_up": mode,
+            "auto_top_up_below": big_blinds if mode == AutoTopUp.BELOW else 0,
+        },
+    )
     seat = cmd.seat_of(user)
     if seat is None or cmd.dealt_in(seat) or seat.leave_after_hand:
         return settings

@@ -6,11 +6,28 @@ import pytest
 from cashier.selectors import wallet_balance
 from tables.engine.state import HandState
 from tables.exceptions import TableError
-from tables.models import AutoTopUp, HandEvent, HandStatus, Seat, SeatStatus
+from tables.models import (
+    AutoTopUp,
+    HandEvent,
+    HandStatus,
+    PlayerSettings,
+    Seat,
+    SeatStatus,
+    Table,
+)
 from tables.services import play, seating
 from tables.services.dealing import deal_plan
 from tables.services.top_up import auto_top_up_set
-from tests.kit import current, deal, funded_player, key, seat_players
+from tests.concurrency import run_together
+from tests.kit import (
+    StakeLevelFactory,
+    TableFactory,
+    current,
+    deal,
+    funded_player,
+    key,
+    seat_players,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -137,3 +154,34 @@ def test_a_waiting_player_posts_a_big_blind_to_come_in_now(table):
     assert {"seat": 5, "kind": "newcomer_big_blind"}.items() <= next(
         d for d in posted if d["seat"] == 5
     ).items()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_first_order_given_at_two_tables_at_once_is_taken_at_both():
+    """Finding: the settings row was read, then saved as new; two first orders at once
+    (two tables, so two table locks) both inserted it, and the loser's IntegrityError
+    counted as its table's failure. Several players, so that the race is met."""
+    tables = [TableFactory(stake_level=StakeLevelFactory()) for _ in range(2)]
+    for _ in range(5):
+        user = funded_player()
+        results = run_together(
+            [
+                lambda t=t, user=user: auto_top_up_set(table_id=t.id, user=user, mode=AutoTopUp.MAX)
+                for t in tables
+            ]
+        )
+        assert all(isinstance(r, PlayerSettings) for r in results), results
+    assert {t.failure_count for t in Table.objects.all()} == {0}
+
+
+def test_an_account_that_may_not_play_is_not_topped_up(table, published):
+    """Finding: `top_up` refuses a player made staff while seated (`cannot_play`), but
+    their standing order still moved their wallet's money to the table."""
+    (ann,) = seat_players(table, 1, buy_in=10_000)
+    type(ann).objects.filter(pk=ann.pk).update(is_staff=True)
+    ann.refresh_from_db()
+    before = wallet_balance(user=ann)
+    auto_top_up_set(table_id=table.id, user=ann, mode=AutoTopUp.MAX)
+    assert stack(table, ann) == 10_000
+    assert wallet_balance(user=ann) == before
+    assert notes(published, ann) == []

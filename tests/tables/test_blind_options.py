@@ -4,6 +4,7 @@ overblind doubling the limits, and every request answered and cleared at the dea
 
 import pytest
 
+from tables.engine.state import HandState
 from tables.exceptions import (
     BlindOptionCannotCover,
     BlindOptionNotAllowed,
@@ -242,3 +243,32 @@ def test_a_request_made_during_a_hand_is_for_the_next_one(straddle_table, publis
     hand = deal(straddle_table)
     started = HandEvent.objects.get(hand=hand, type="hand_started").data
     assert started["straddle_seat"] == 1
+
+
+def test_the_options_told_as_a_hand_is_settled_know_the_kill_it_just_won(published):
+    """Finding: settling told each player their options for the next hand from the last
+    finished hand in the database, which was the one before (the settled hand is saved at
+    the end of the command): a kill just won was missed, the overblind shown open for a
+    kill hand, and the player's snapshot said otherwise."""
+    stake = StakeLevelFactory(
+        structure=Structure.FIXED_LIMIT,
+        allow_overblind=True,
+        small_bet=200,
+        big_bet=400,
+        kill="full",
+        kill_min_pot=0,
+    )
+    table = TableFactory(stake_level=stake, seats=6, pause_between_hands_ms=0)
+    players = seated(table, 2)
+    deal(table)
+    hand, state = current(table)
+    # Whoever acts first folds: the other scoops the pot and wins the kill.
+    actor = Seat.objects.get(table=table, number=state.actor).player
+    play.hand_act(table_id=table.id, user=actor, kind="fold")
+    hand.refresh_from_db()
+    assert HandState.from_dict(hand.state).result.next_kill is not None
+    table.refresh_from_db()
+    for user in players:
+        told = private_notes(published, user, "blind_options")[-1]
+        assert told == table_snapshot(table=table, user=user)["you"]["blind_options"]
+        assert told["overblind"]["open"] is False, told

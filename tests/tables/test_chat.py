@@ -2,15 +2,20 @@
 the length and rate limits, muting, the admin keeping it from spectators, the snapshot's
 recent lines and the admin's list. Real Redis channel layer and PostgreSQL."""
 
+import threading
 from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async as sync_to_async
+from django.db import connection
 from django.utils import timezone
 
+from tables import consumers
 from tables.models import ChatMessage, Table
+from tables.selectors import table_snapshot
+from tables.services import seating
 from tables.services.chat import CHAT_BURST, CHAT_MAX_CHARS, chat_send
-from tests.kit import StakeLevelFactory, TableFactory, funded_player, seat_players
+from tests.kit import StakeLevelFactory, TableFactory, funded_player, key, seat_players
 from tests.tables.test_consumers import connect_as
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -160,3 +165,54 @@ def test_staff_read_every_line_in_the_admin_and_nobody_edits_one(table, admin_cl
     delete = admin_client.post(f"/admin/tables/chatmessage/{line.pk}/delete/", {"post": "yes"})
     assert delete.status_code == 403
     assert ChatMessage.objects.filter(pk=line.pk).exists()
+
+
+def test_a_hidden_line_stays_hidden_from_who_sat_down_after_it(table):
+    """Finding: the snapshot let anyone seated *now* read the hidden lines, so a spectator
+    could sit down (and leave again, the buy-in back in their wallet) to read the lines
+    written while they watched. A line is read by the players seated when it was written."""
+    Table.objects.filter(pk=table.pk).update(chat_for_spectators=False)
+    table.refresh_from_db()
+    (ann,) = seat_players(table, 1)
+    line = chat_send(table_id=table.id, user=ann, text="players only")
+    carol = funded_player()
+    seating.seat_take(
+        table_id=table.id, user=carol, seat_number=2, buy_in=10_000, idempotency_key=key()
+    )
+    table.refresh_from_db()
+    assert table_snapshot(table=table, user=carol)["chat"] == [
+        {"type": "chat", "id": line.id, "hidden": True}
+    ]
+    assert table_snapshot(table=table, user=ann)["chat"][0]["text"] == "players only"
+
+
+def test_a_snapshot_is_one_moment_of_the_table(table, monkeypatch):
+    """Finding: the snapshot read the table's stream version, then its seats, hand and
+    chat, each at its own moment: a command another process committed in between was in
+    the snapshot and again on the stream after it (a chat line shown twice, an action
+    applied twice to the hand on the page)."""
+    (ann,) = seat_players(table, 1)
+    before = Table.objects.get(pk=table.pk).event_seq
+
+    def write_elsewhere() -> None:
+        try:
+            chat_send(table_id=table.id, user=ann, text="in between")
+        finally:
+            connection.close()
+
+    real = consumers.table_snapshot
+
+    def snapshot_with_a_command_in_between(*, table, user):
+        # The version is read; another process's command commits now.
+        elsewhere = threading.Thread(target=write_elsewhere)
+        elsewhere.start()
+        elsewhere.join()
+        return real(table=table, user=user)
+
+    monkeypatch.setattr(consumers, "table_snapshot", snapshot_with_a_command_in_between)
+    viewer = consumers.TableConsumer()
+    viewer.table_id, viewer.user = table.id, None
+    snapshot = viewer._snapshot()
+    assert ChatMessage.objects.filter(table=table).count() == 1  # it was written
+    # The line is in the snapshot exactly when the snapshot's version counts it.
+    assert bool(snapshot["chat"]) == (snapshot["v"] > before), snapshot

@@ -127,3 +127,11 @@ def test_a_chat_line_kept_from_spectators_reaches_its_readers_only():
     assert private[101] == {"type": "chat", **LINE}
     assert private[103]["muted"] is True and "text" not in private[103]
     assert 105 not in private
+
+
+def test_a_hidden_line_tells_a_muter_who_may_not_read_it_nothing_more_than_the_rest():
+    """Finding: a spectator who had muted the author (a mute holds at every table) got the
+    muted form, seat and name, of a line the table keeps from spectators."""
+    line = ChatSent(**LINE, readers=[101], muted_by=[105])
+    assert 105 not in line.private(DEALT)
+    assert line.form_for(105) == {"type": "chat", "id": 4, "hidden": True}

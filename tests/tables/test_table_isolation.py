@@ -14,14 +14,24 @@ use the transactional database.
 from datetime import timedelta
 
 import pytest
+from django.db import DataError
 from django.utils import timezone
 from django.utils.html import escape
 
 from tables.exceptions import NotYourTurn
 from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
 from tables.services import play
+from tables.services.chat import chat_mute_set, chat_send
+from tables.services.command import FAILURES_BEFORE_PAUSE
 from tables.tasks import action_timeout_task, hand_start_task, sweep_task
-from tests.kit import StakeLevelFactory, TableFactory, current, deal, seat_players
+from tests.kit import (
+    StakeLevelFactory,
+    TableFactory,
+    current,
+    deal,
+    funded_player,
+    seat_players,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -150,6 +160,32 @@ def test_refusals_and_no_ops_neither_count_nor_clear_a_failure_but_a_move_clears
     play.hand_act(table_id=table.id, user=actor, kind="call")
     table.refresh_from_db()
     assert table.failure_count == 0
+
+
+def test_a_value_the_database_refuses_neither_counts_nor_pauses_the_table():
+    """Finding: a NUL in a mute's player name (PostgreSQL refuses it: DataError) counted
+    as the table's failure, so any logged-in viewer paused any table with two frames."""
+    table = table_with_hand("Values")
+    viewer = funded_player()
+    for _ in range(FAILURES_BEFORE_PAUSE + 1):
+        with pytest.raises(DataError):
+            chat_mute_set(table_id=table.id, user=viewer, player="a\x00b", muted=True)
+    table.refresh_from_db()
+    assert (table.failure_count, table.status, table.paused_reason) == (0, TableStatus.OPEN, "")
+
+
+def test_chat_and_a_dropped_connection_do_not_clear_a_run_of_failures():
+    """Finding: a chat line (or a player's socket closing) published, and so counted as
+    the table moving on: players asking in the chat why a stuck table does not move kept
+    it from ever reaching its second failure in a row, and from being paused."""
+    table = table_with_hand("Talk")
+    ann = Seat.objects.get(table=table, number=1).player
+    Table.objects.filter(pk=table.pk).update(failure_count=1)  # one failure before
+    chat_send(table_id=table.id, user=ann, text="is this table stuck?")
+    play.seat_disconnected(table_id=table.id, user=ann)
+    play.seat_reconnected(table_id=table.id, user=ann)
+    table.refresh_from_db()
+    assert table.failure_count == 1
 
 
 def test_a_failing_command_changes_nothing_but_the_count(break_hand):
