@@ -27,6 +27,8 @@ from typing import Any, ClassVar
 from tables.engine.events import Event, event_from_dict
 
 Body = dict[str, Any]
+# Marks a field that says who receives a message, never sent itself.
+AUDIENCE = {"audience": True}
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,8 @@ class TableEvent:
     type: ClassVar[str] = "table_event"
 
     def to_dict(self) -> Body:
-        return {"type": self.type, **{f.name: getattr(self, f.name) for f in _fields(self)}}
+        fields = dataclasses.fields(self)
+        return {"type": self.type, **{f.name: getattr(self, f.name) for f in fields}}
 
     @classmethod
     def from_dict(cls, body: Body) -> TableEvent:
@@ -50,10 +53,6 @@ class TableEvent:
     def private(self, users_by_seat: Mapping[int, int]) -> dict[int, Body]:
         """user id -> the fuller form that player sees (none by default)."""
         return {}
-
-
-def _fields(message: TableEvent) -> tuple[dataclasses.Field[Any], ...]:
-    return dataclasses.fields(message)
 
 
 @dataclass(frozen=True)
@@ -115,7 +114,7 @@ class Turn(TableEvent):
     legal_actions: Body
     presets: Body | None = None
     # One entry ({seat, owed, raise_to}) per player waiting to decide, for that player.
-    waiting: list[Body] = field(default_factory=list, metadata={"audience": True})
+    waiting: list[Body] = field(default_factory=list, metadata=AUDIENCE)
     reconnect_bonus_seconds: int | None = None
 
     def to_dict(self) -> Body:
@@ -188,10 +187,6 @@ class ShowdownHands(TableEvent):
     type: ClassVar[str] = "showdown_hands"
     hand: int
     hands: list[Body]
-
-
-# Marks a field that says who receives a message, never sent itself.
-AUDIENCE = {"audience": True}
 
 
 @dataclass(frozen=True)

@@ -162,7 +162,7 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
         if in_hand and not state.over:
             # What the page offers: the actor's bet shortcuts, a waiting player's options.
             if state.actor == mine.number:
-                hand_view["presets"] = bet_presets(state)
+                hand_view["presets"] = bet_presets(state, state.legal_actions())
             waiting = {e["seat"]: e for e in advance_options(state)}.get(mine.number)
             if waiting is not None:
                 hand_view["advance_options"] = {k: v for k, v in waiting.items() if k != "seat"}

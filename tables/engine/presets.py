@@ -9,6 +9,7 @@ amount the engine accepts. The browser shows these numbers; it computes none.
 
 from typing import Any
 
+from tables.engine.actions import LegalActions
 from tables.engine.betting import LATE_STREETS, Street
 from tables.engine.config import Structure
 from tables.engine.hand_state import HandState, PlayerStatus
@@ -19,10 +20,10 @@ def _pot_for_raising(state: HandState) -> int:
     return pot + state.blind_shortfall if state.street is Street.PREFLOP else pot
 
 
-def bet_presets(state: HandState) -> dict[str, int] | None:
+def bet_presets(state: HandState, legal: LegalActions) -> dict[str, int] | None:
     """The actor's shortcuts `min`, `half` (pot), `pot`, `allin` as street totals
-    ("raise to"), or None when they may not bet or raise."""
-    legal = state.legal_actions()
+    ("raise to"), or None when they may not bet or raise (`legal`: the actor's legal
+    actions, which the caller has already worked out)."""
     if legal.min_to is None or legal.max_to is None or state.actor_index is None:
         return None
     low, high = legal.min_to, legal.max_to

@@ -42,8 +42,9 @@ from tables.exceptions import (
     NotSeated,
     TableError,
 )
-from tables.messages import BlindOptionAsked, BlindOptionsNote, BlindRequestsNote
+from tables.messages import BlindOptionAsked, BlindOptionsNote, BlindRequestsNote, SeatsChanged
 from tables.models import Seat, StakeLevel
+from tables.selectors import seats_public
 from tables.services.command import TableCommand, table_command
 from tables.services.dealing import NextHand, next_hand_outlook
 
@@ -155,6 +156,13 @@ def blind_options_of(
             "reason": None if refusal is None else refusal.message,
         }
     return options or None
+
+
+def seats_announce(cmd: TableCommand, *, only: Seat | None = None) -> None:
+    """Tell the table how its seats stand now. Who sits where, and with how many chips,
+    decides who may straddle next hand: each player's (or `only` one's) options follow."""
+    cmd.emit(SeatsChanged(seats=seats_public(cmd.seats)))
+    blind_options_note(cmd, only=only)
 
 
 def blind_options_note(cmd: TableCommand, *, only: Seat | None = None) -> None:

@@ -22,12 +22,15 @@ from tables.engine.presets import advance_options, bet_presets
 from tables.engine.state import HandState, start_hand
 from tables.hand_helper import shown_hands
 from tables.ledger import table_account_ensure
-from tables.messages import AdvanceNote, SeatLeft, SeatsChanged, ShowdownHands, Turn
+from tables.messages import AdvanceNote, SeatLeft, ShowdownHands, Turn
 from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, SeatStatus, TableStatus
 from tables.rake import rake_contributions_record
 from tables.scheduling import schedule_hand_start, schedule_turn_timeout
-from tables.selectors import seats_public
-from tables.services.blind_options import blind_options_note, blind_requests_answer
+from tables.services.blind_options import (
+    blind_options_note,
+    blind_requests_answer,
+    seats_announce,
+)
 from tables.services.command import TableCommand
 from tables.services.config import stake_config
 from tables.services.dealing import deal_plan, kill_for_next_hand
@@ -177,6 +180,7 @@ def turn_announce(cmd: TableCommand, *, reconnect_bonus_seconds: int | None = No
     if hand is None or hand.turn_deadline is None:
         raise ValueError("a turn is announced only once its deadline is set")
     state = cmd.state
+    legal = state.legal_actions()
     cmd.emit(
         Turn(
             hand=hand.id,
@@ -186,8 +190,8 @@ def turn_announce(cmd: TableCommand, *, reconnect_bonus_seconds: int | None = No
             time_bank_seconds=cmd.table.time_bank_seconds,
             to_match=state.to_match,
             pot_total=state.pot_total,
-            legal_actions=state.legal_actions().to_dict(),
-            presets=bet_presets(state),
+            legal_actions=legal.to_dict(),
+            presets=bet_presets(state, legal),
             waiting=advance_options(state),
             reconnect_bonus_seconds=reconnect_bonus_seconds,
         )
@@ -228,10 +232,9 @@ def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
     hands = shown_hands(state)
     if hands:
         cmd.emit(ShowdownHands(hand=hand.id, hands=hands))
-    cmd.emit(SeatsChanged(seats=seats_public(cmd.seats)))
+    seats_announce(cmd)
     for user_id, note in topped_up.items():
         cmd.note(user_id=user_id, note=note)
-    blind_options_note(cmd)
     table.next_hand_at = now + timedelta(milliseconds=table.pause_between_hands_ms)
     cmd.save_table("next_hand_at")
     if table.status == TableStatus.OPEN:

@@ -23,11 +23,10 @@ from tables.exceptions import (
     TableError,
 )
 from tables.ledger import table_account_ensure, table_account_get
-from tables.messages import SeatsChanged
 from tables.models import Departure, Seat, SeatStatus, Table, TableStatus
 from tables.scheduling import schedule_hand_start
-from tables.selectors import buy_in_limits, rathole_departure, seats_public
-from tables.services.blind_options import blind_options_note
+from tables.selectors import buy_in_limits, rathole_departure
+from tables.services.blind_options import seats_announce
 from tables.services.command import TableCommand, table_command
 from tables.services.hands import hand_continue, seat_remove
 
@@ -45,13 +44,6 @@ def _seat_of(cmd: TableCommand, user: User) -> Seat:
     if seat is None:
         raise NotSeated("You are not seated at this table.")
     return seat
-
-
-def _seats_changed(cmd: TableCommand) -> None:
-    """Tell the table how its seats stand now."""
-    cmd.emit(SeatsChanged(seats=seats_public(cmd.seats)))
-    # Who sits where decides who may straddle next hand: each player's options follow.
-    blind_options_note(cmd)
 
 
 def _start_soon(cmd: TableCommand) -> None:
@@ -154,7 +146,7 @@ def seat_take(
         buy_in_transaction=posting.transaction,
     )
     cmd.seat_added(seat)
-    _seats_changed(cmd)
+    seats_announce(cmd)
     _start_soon(cmd)
     return seat
 
@@ -227,7 +219,7 @@ def seat_top_up(cmd: TableCommand, *, user: User, amount: int, idempotency_key: 
         raise _key_reused("This idempotency key was already used; use a new key.")
     seat.stack += amount
     cmd.save_seat(seat, "stack")
-    _seats_changed(cmd)
+    seats_announce(cmd)
     _start_soon(cmd)
     return seat
 
@@ -241,7 +233,7 @@ def seat_sit_out(cmd: TableCommand, *, user: User) -> Seat:
     else:
         seat.status = SeatStatus.SITTING_OUT
     cmd.save_seat(seat, "status", "sit_out_after_hand")
-    _seats_changed(cmd)
+    seats_announce(cmd)
     return seat
 
 
@@ -261,7 +253,7 @@ def seat_sit_in(cmd: TableCommand, *, user: User, post_big_blind: bool = False) 
     elif seat.status == SeatStatus.WAITING and post_big_blind:
         seat.post_big_blind = True
     cmd.save_seat(seat, "status", "post_big_blind", "sit_out_after_hand", "consecutive_timeouts")
-    _seats_changed(cmd)
+    seats_announce(cmd)
     if coming_back:
         # Only a player back from sitting out can make a hand possible; a repeated
         # "I'm back" must not queue a hand start each time.
@@ -283,8 +275,8 @@ def seat_leave(cmd: TableCommand, *, user: User) -> bool:
         if cmd.state.actor == seat.number:
             hand_continue(cmd)
         else:
-            _seats_changed(cmd)
+            seats_announce(cmd)
         return False
     seat_remove(cmd, seat)
-    _seats_changed(cmd)
+    seats_announce(cmd)
     return True

@@ -21,10 +21,9 @@ from cashier.exceptions import CashierError
 from cashier.selectors import wallet_balance
 from tables.exceptions import TableError
 from tables.ledger import table_account_ensure
-from tables.messages import AutoTopUpNote, SeatsChanged
+from tables.messages import AutoTopUpNote
 from tables.models import AutoTopUp, PlayerSettings, Seat, StakeLevel
-from tables.selectors import seats_public
-from tables.services.blind_options import blind_options_note
+from tables.services.blind_options import seats_announce
 from tables.services.command import TableCommand, table_command
 
 # The most big blinds `below` can name (far above any maximum buy-in).
@@ -115,8 +114,6 @@ def auto_top_up_set(
         return settings
     note = auto_top_up_run(cmd, seat, settings=settings)
     if note is not None:
-        cmd.emit(SeatsChanged(seats=seats_public(cmd.seats)))
-        # The chips behind decide whether a straddle is open to the player.
-        blind_options_note(cmd, only=seat)
+        seats_announce(cmd, only=seat)
         cmd.note(user_id=seat.player_id, note=note)
     return settings
