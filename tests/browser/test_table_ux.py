@@ -296,6 +296,9 @@ def test_a_sound_says_your_time_is_running_out(open_player):
     page = open_player(users[1], PASSWORD)
     page.goto(f"/tables/{table.id}/")
     page.locator("#sound-on").check()
+    # Dealt only once the page is on the stream: a turn read from the snapshot makes no
+    # sound, and with one second to act the turn would be over before a late page saw it.
+    expect(page.locator("#conn")).to_have_text("Connected")
     state = dealt(table)
     assert state.actor == 1
     played = "window.tableClient.sounds.played"
