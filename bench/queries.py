@@ -1,5 +1,6 @@
-"""SQL statements and channel-layer sends per table command (issue #15: "queries per
-action, counted"; "one channel-layer send per event instead of one per command").
+"""SQL statements, channel-layer sends and CPU per table command (issue #15: "queries per
+action, counted"; "one channel-layer send per event instead of one per command"; "find
+where the milliseconds go").
 
 Creates a throwaway database beside the configured one, seats six players at a table,
 deals and plays hands through the real services, and counts the statements each command
@@ -8,8 +9,11 @@ database. Run it from a checkout with its services running (PostgreSQL, Redis):
 
     python bench/queries.py [--hands 20]
 
-It prints, per command, the statements of the median and the worst call, and the
-statements of the median `act` by kind (SELECT / INSERT / UPDATE / other).
+It prints, per command, the statements of the median and the worst call, the median CPU
+of this process (the command as a web process or worker runs it, its publish included)
+and of its PostgreSQL backend (from /proc), and the statements of the median `act` by
+kind (SELECT / INSERT / UPDATE / other). `--profile N` adds the N costliest functions of
+all the `act` calls, from cProfile.
 """
 
 import argparse
@@ -25,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=20)
+    parser.add_argument("--profile", type=int, default=0, metavar="N")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "poker_room.settings.test")
     os.environ.setdefault("TEST_DATABASE_NAME", "bench_queries")
@@ -35,23 +40,46 @@ def main() -> int:
 
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
-        counts, kinds = measure(args.hands)
+        counts, kinds, cpu = measure(args.hands, profile_top=args.profile)
     finally:
         connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
-    print("| command | calls | statements, median | worst | channel-layer sends, mean |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| command | calls | statements, median | worst | channel-layer sends, mean "
+        "| CPU ms, this process (median) | CPU ms, PostgreSQL (mean) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name, values in counts.items():
         if name.endswith(" sends"):
             continue
         mean_sends = statistics.mean(counts[f"{name} sends"])
-        row = f"{len(values)} | {statistics.median(values):g} | {max(values)} | {mean_sends:.2f}"
+        # The backend's clock ticks every 10 ms: a mean of its readings, not a median.
+        client = statistics.median(cpu[f"{name} client"])
+        server = statistics.mean(cpu[f"{name} pg"])
+        row = (
+            f"{len(values)} | {statistics.median(values):g} | {max(values)} | {mean_sends:.2f}"
+            f" | {client:.2f} | {server:.2f}"
+        )
         print(f"| {name} | {row} |")
     print()
     print("median `act` by kind:", dict(kinds))
     return 0
 
 
-def measure(hands: int) -> tuple[dict[str, list[int]], Counter[str]]:
+def backend_cpu_seconds(connection) -> float:  # type: ignore[no-untyped-def]
+    """User + system CPU so far of this connection's PostgreSQL backend (same machine)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(
+    hands: int, *, profile_top: int = 0
+) -> tuple[dict[str, list[int]], Counter[str], dict[str, list[float]]]:
+    import cProfile
+    import pstats
+    import time
     from datetime import timedelta
 
     from channels.layers import get_channel_layer
@@ -72,7 +100,9 @@ def measure(hands: int) -> tuple[dict[str, list[int]], Counter[str]]:
     table = Table.objects.create(name="bench", stake_level=stake, seats=6)
     Table.objects.filter(pk=table.pk).update(next_hand_at=timezone.now() + timedelta(hours=1))
     counts: dict[str, list[int]] = defaultdict(list)
+    cpu: dict[str, list[float]] = defaultdict(list)
     acts: list[list[str]] = []
+    profile = cProfile.Profile() if profile_top else None
 
     layer = get_channel_layer()
     group_send = layer.group_send
@@ -86,8 +116,18 @@ def measure(hands: int) -> tuple[dict[str, list[int]], Counter[str]]:
 
     def counted(name: str, call):  # type: ignore[no-untyped-def]
         sends[0] = 0
+        profiling = profile is not None and name == "act"
+        # The PostgreSQL figure includes one `SELECT pg_backend_pid()` of the reading.
+        server = backend_cpu_seconds(connection)
+        client = time.process_time()
         with CaptureQueriesContext(connection) as captured:
+            if profiling:
+                profile.enable()
             result = call()
+            if profiling:
+                profile.disable()
+        cpu[f"{name} client"].append((time.process_time() - client) * 1000)
+        cpu[f"{name} pg"].append((backend_cpu_seconds(connection) - server) * 1000)
         counts[name].append(len(captured.captured_queries))
         counts[f"{name} sends"].append(sends[0])
         if name == "act":
@@ -121,7 +161,9 @@ def measure(hands: int) -> tuple[dict[str, list[int]], Counter[str]]:
                 ),
             )
     median = sorted(acts, key=len)[len(acts) // 2]
-    return counts, Counter(median)
+    if profile is not None:
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(profile_top)
+    return counts, Counter(median), cpu
 
 
 if __name__ == "__main__":

@@ -81,6 +81,19 @@ OUTAGES: tuple[type[Exception], ...] = (
     OSError,
 )
 
+# What a command may change on a hand; the rest (table, number, button, deck commitment,
+# salt, start) is fixed when the hand is dealt, and not written again at every action.
+HAND_FIELDS_CHANGING = (
+    "status",
+    "state",
+    "turn_version",
+    "turn_deadline",
+    "turn_bonus_used",
+    "events_logged",
+    "rake",
+    "ended_at",
+)
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -163,7 +176,15 @@ class TableCommand:
         """Seat -> the user id dealt in there, for the hand (by id, never by name)."""
         if self._dealt is None:
             hand = self._hand if self._hand_loaded else self.hand
-            self._dealt = {} if hand is None else hand_players_by_seat(hand=hand)
+            if hand is None:
+                self._dealt = {}
+            elif None not in (ids := self.state.player_ids):
+                # The state names every player by id (HandPlayer holds the same, from the
+                # same deal): no query.
+                pairs = zip(self.state.seats, ids, strict=True)
+                self._dealt = {seat: id_ for seat, id_ in pairs if id_ is not None}
+            else:  # a state stored before it kept the ids
+                self._dealt = hand_players_by_seat(hand=hand)
         return self._dealt
 
     def dealt_in(self, seat: Seat) -> bool:
@@ -238,7 +259,7 @@ class TableCommand:
         if self._hand_changed and hand is not None:
             if self._state_changed and self._state is not None:
                 hand.state = self._state.to_dict()
-            hand.save()
+            hand.save(update_fields=HAND_FIELDS_CHANGING)
         for seat, fields in self._seat_fields.values():
             seat.save(update_fields=sorted(fields))
         if self._log:

@@ -76,8 +76,8 @@ def lobby_extras():
 
 
 def outside_the_browser_loop(function, **kwargs):
-    """Run a service in a plain thread: Playwright's loop lives in this one, and the
-    service's broadcast (async_to_sync) refuses to run beside a running loop."""
+    """Run a service in a plain thread: Playwright's loop lives in this one, and Django's
+    ORM refuses to run in a thread with a running event loop."""
 
     def run():
         try:
