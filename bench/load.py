@@ -68,6 +68,7 @@ def arguments() -> argparse.ArgumentParser:
     add("--procs", type=int, default=1, help="Processes to shard the tables over.")
     add("--room-pid", type=int, action="append", default=None, help="The room's root process.")
     add("--json", type=Path, default=None, help="Write the figures here too.")
+    add("--stall", type=float, default=120.0, help="Seconds without progress ending a table.")
     add("--timeout", type=float, default=MAX_SECONDS, help="Bound on the whole run.")
     add("--prefix", default="loadbot")
     add("--seed", type=int, default=None)
@@ -132,6 +133,7 @@ def main() -> int:
             seed=args.seed,
             misbehave=args.misbehave,
             timers=timers,
+            stall_seconds=args.stall,
             timeout_seconds=min(args.timeout, MAX_SECONDS),
             pace=pace,
             duration=None if fast else args.duration,

@@ -151,10 +151,10 @@ class CpuSampler:
     def _reading(self) -> dict[int, tuple[str, float]]:
         readings = {}
         if self.root_pids:
-            for pid, (group, proc) in room_processes(
+            for pid, (group, room) in room_processes(
                 root_pids=self.root_pids, database=self.database
             ).items():
-                readings[pid] = (group, proc.children if group == "postgres_exited" else proc.own)
+                readings[pid] = (group, room.children if group == "postgres_exited" else room.own)
         for pid in self.generator_pids:
             if (proc := process_cpu(pid)) is not None:
                 readings[pid] = ("generator", proc.own)

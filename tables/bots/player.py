@@ -216,6 +216,15 @@ def room_went_away(exc: BaseException) -> bool:
     return isinstance(exc, websockets.InvalidMessage)
 
 
+def _failure_kind(exc: BaseException) -> str:
+    """What a failed connection attempt met, for the report's counts."""
+    if isinstance(exc, websockets.InvalidStatus):
+        return f"http_{exc.response.status_code}"
+    if isinstance(exc, websockets.ConnectionClosed):
+        return f"closed_{exc.rcvd.code if exc.rcvd else 1006}"
+    return type(exc).__name__
+
+
 class Bot:
     def __init__(
         self,
@@ -342,6 +351,7 @@ class Bot:
                             self.report.restarts_seen += 1
                         else:
                             self.report.connect_failures += 1
+                            self.report.connect_errors[_failure_kind(exc)] += 1
                         if away_since is None:
                             away_since = time.monotonic()
                     elif isinstance(exc, websockets.ConnectionClosed):

@@ -63,6 +63,7 @@ class BotReport:
     # whose wallet could not be checked exactly (a top-up's answer was lost).
     restarts_seen: int = 0
     connect_failures: int = 0
+    connect_errors: Counter[str] = field(default_factory=Counter)
     answers_lost: int = 0
     books_unverified: int = 0
     gaps: int = 0
@@ -83,6 +84,8 @@ class BotReport:
     decisions: int = 0
     broadcasts: list[float] = field(default_factory=list)
     timeout_lateness: list[float] = field(default_factory=list)
+    # How late the generator's event loop woke up (tables.bots.runner._loop_lag).
+    loop_lags: list[float] = field(default_factory=list)
     window_seconds: float = 0.0
     # CPU seconds by group of room processes (tables.bots.cpu.GROUPS), and the generator's.
     cpu: dict[str, float] = field(default_factory=dict)
@@ -140,6 +143,7 @@ class BotReport:
             "act_to_broadcast_ms": _percentiles_ms(self.broadcasts) | {"n": len(self.broadcasts)},
             "timeout_lateness_ms": _percentiles_ms(self.timeout_lateness)
             | {"n": len(self.timeout_lateness)},
+            "generator_loop_lag_ms": _percentiles_ms(self.loop_lags) | {"n": len(self.loop_lags)},
             "deliberate_timeouts": self.deliberate_timeouts,
             "breaks": self.breaks,
             "errors_unexpected": dict(self.errors_unexpected),
@@ -148,6 +152,7 @@ class BotReport:
             "resyncs": self.resyncs,
             "reordered": self.reordered,
             "connect_failures": self.connect_failures,
+            "connect_errors": dict(self.connect_errors),
             "server_closes": self.server_closes,
             "cpu_seconds": {group: round(value, 3) for group, value in self.cpu.items()},
             "room_cpu_seconds": round(self.room_cpu(), 3),
@@ -173,12 +178,17 @@ class BotReport:
             ("act -> ack", self.latencies),
             ("act -> acted (others)", self.broadcasts),
             ("timeout lateness", self.timeout_lateness),
+            ("generator loop lag", self.loop_lags),
         ):
             p = _percentiles_ms(values)
             lines.append(
                 f"{name:<24} {p['p50']:>8.1f} {p['p90']:>8.1f} {p['p99']:>8.1f} "
                 f"{p['max']:>8.1f} {len(values):>7}"
             )
+        lines.append(
+            f"failed connects {self.connect_failures} ({_counts(self.connect_errors)}), "
+            f"gaps {self.gaps}, resyncs {self.resyncs}, errors: {_counts(self.errors_unexpected)}"
+        )
         lines.append(f"{'CPU':<24} {'seconds':>8} {'ms/dec':>8} {'procs':>8}")
         per = self.cpu_ms_per_decision()
         for group, seconds in self.cpu.items():

@@ -51,6 +51,8 @@ THIRD_SEAT_ROLES = (Role.FLAKY, Role.LOSSY, Role.SLEEPY)
 ARRIVAL_SHARE = 0.8
 # Seconds a shard process may take beyond the run's bound (start-up, the last report).
 SHARD_GRACE = 60.0
+# How often the generator checks that its event loop keeps up (a late wake-up is lag).
+LAG_PROBE_SECONDS = 0.1
 
 
 def role_for(*, table: int, position: int, misbehave: bool) -> Role:
@@ -170,6 +172,7 @@ async def bots_play(
         asyncio.create_task(_table(run, table_bots, report, options.stall_seconds))
         for run, table_bots in zip(runs, bots, strict=True)
     ]
+    probe = asyncio.create_task(_loop_lag(report, clock))
     try:
         async with asyncio.timeout(options.timeout_seconds):
             await asyncio.gather(*tables_done)
@@ -178,6 +181,7 @@ async def bots_play(
         for task in tables_done:
             task.cancel()
         await asyncio.gather(*tables_done, return_exceptions=True)
+    probe.cancel()
     report.seconds = time.monotonic() - started
     for run in runs:
         report.tables.append(
@@ -191,6 +195,16 @@ async def bots_play(
             )
         )
     return report
+
+
+async def _loop_lag(report: BotReport, clock: RunClock) -> None:
+    """Sample how late the event loop wakes up: a busy generator delays every message it
+    reads, and its latencies would then be its own, not the room's."""
+    while True:
+        before = time.monotonic()
+        await asyncio.sleep(LAG_PROBE_SECONDS)
+        if clock.measuring():
+            report.loop_lags.append(time.monotonic() - before - LAG_PROBE_SECONDS)
 
 
 def _sampled(report: BotReport, sampler: CpuSampler) -> BotReport:

@@ -51,7 +51,7 @@ def test_the_cpu_reader_sees_this_process_use_cpu():
 def test_a_process_that_ends_inside_the_window_counts_up_to_its_last_reading():
     child = subprocess.Popen([sys.executable, "-c", BURN.format(seconds=1.6)])
     sampler = CpuSampler(root_pids=set(), database="", generator_pids={child.pid})
-    sampler.window(time.monotonic(), time.monotonic() + 4)
+    sampler.window(time.monotonic(), time.monotonic() + 60)
     child.wait()
     time.sleep(0.5)  # reaped: gone from /proc
     sampler.finish()
@@ -59,7 +59,7 @@ def test_a_process_that_ends_inside_the_window_counts_up_to_its_last_reading():
     # Read at least once a second while it ran: at most the last second is missed.
     assert 0.6 <= used["generator"] <= 1.8
     assert sampler.processes()["generator"] == 1
-    assert sampler.stopped - sampler.started < 3
+    assert sampler.stopped - sampler.started < 30  # `finish()` closed it early
 
 
 @pytest.mark.parametrize(
