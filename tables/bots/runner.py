@@ -51,6 +51,8 @@ THIRD_SEAT_ROLES = (Role.FLAKY, Role.LOSSY, Role.SLEEPY)
 ARRIVAL_SHARE = 0.8
 # Seconds a shard process may take beyond the run's bound (start-up, the last report).
 SHARD_GRACE = 60.0
+# How often the parent looks for a dead shard while it waits for their reports.
+SHARD_POLL_SECONDS = 1.0
 # How often the generator checks that its event loop keeps up (a late wake-up is lag).
 LAG_PROBE_SECONDS = 0.1
 
@@ -313,13 +315,16 @@ async def _shards_play(
     sampler.generator_pids |= {p.pid for p in processes if p.pid is not None}
     sampler.window(clock.measure_from, clock.ends_at)
     report = BotReport(procs=len(processes))
-    # A shard that dies without a report must not hang the run.
-    limit = None if options.timeout_seconds is None else options.timeout_seconds + SHARD_GRACE
-    try:
-        for _ in processes:
-            report.merge(await asyncio.to_thread(results.get, timeout=limit))
-    except queue.Empty:
-        report.problems.append("a shard process sent no report")
+    waiting = len(processes)
+    while waiting:
+        try:
+            report.merge(await asyncio.to_thread(results.get, timeout=SHARD_POLL_SECONDS))
+            waiting -= 1
+        except queue.Empty:
+            # A shard that died sends no report: stop waiting once one has exited badly.
+            if any(process.exitcode not in (None, 0) for process in processes):
+                report.problems.append(f"{waiting} shard process(es) sent no report")
+                break
     for process in processes:
         await asyncio.to_thread(process.join, SHARD_GRACE)
         if process.exitcode != 0:
