@@ -322,6 +322,8 @@ class Bot:
             attempt = 0
             while not self.done:
                 if away_since is not None:
+                    if self.run_.winding_down and self.seat is None and not self.sit_sent:
+                        break  # never sat down and the run is over: nothing to take home
                     if time.monotonic() - away_since > RECONNECT_GIVE_UP:
                         raise BotFailure(f"the room stayed away for {RECONNECT_GIVE_UP:.0f} s")
                     base = BACKOFF_SECONDS[min(attempt, len(BACKOFF_SECONDS) - 1)]

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from urllib.parse import urlsplit
 
 import pytest
@@ -22,6 +23,7 @@ from django.db import connection
 from cashier.models import AccountKind, LedgerAccount
 from tables.bots.cpu import CpuSampler, group_of, process_cpu, room_processes, room_root
 from tables.bots.player import Pace
+from tables.bots.report import BotReport
 from tables.bots.runner import run_bots
 from tables.bots.setup import BotTimers
 from tests.tables.test_play_bots import _played
@@ -147,3 +149,26 @@ async def test_a_human_pace_run_reports_every_figure_and_the_chips_go_home(live_
         ).count()
     )()
     assert wallets == 6
+
+
+def test_shard_reports_add_up_and_the_figures_are_per_decision():
+    first = BotReport(bots=6, decisions=10, latencies=[0.01], errors_unexpected=Counter(stale=1))
+    second = BotReport(bots=6, decisions=30, latencies=[0.03], errors_unexpected=Counter(stale=2))
+    first.seconds, second.seconds = 5.0, 7.0
+    first.merge(second)
+    assert (first.bots, first.decisions, first.seconds) == (12, 40, 7.0)
+    assert first.latencies == [0.01, 0.03]
+    assert first.errors_unexpected == Counter(stale=3)
+
+    first.cpu = {"web": 0.2, "worker": 0.1, "postgres_exited": 5.0}
+    first.generator_cpu = 0.04
+    first.window_seconds = 4.0
+    per = first.cpu_ms_per_decision()
+    assert per["web"] == pytest.approx(5.0)
+    # Every database's exited backends are shown, not added to the room's total.
+    assert per["room_total"] == pytest.approx(7.5)
+    assert per["generator"] == pytest.approx(1.0)
+    figures = first.figures()
+    assert figures["decisions_per_second"] == 10.0
+    assert figures["act_to_ack_ms"]["p99"] == pytest.approx(30.0)
+    assert "room total" in first.render_load()
