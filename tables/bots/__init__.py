@@ -5,9 +5,7 @@ creates or reuses bot players and bot tables (ORM, as an admin would), then play
 bot logs in with the HTTP form, funds its wallet through the cashier API, and sits, plays
 and leaves over the table WebSocket (tables.bots.player) with random-but-legal decisions
 (tables.bots.strategy). `python manage.py play_bots` and `bench/load.py` are thin callers.
+
+This package module imports nothing, so that a shard process of the load test
+(tables.bots.shard) can import it before Django is set up.
 """
-
-from tables.bots.report import BotReport
-from tables.bots.runner import run_bots
-
-__all__ = ["BotReport", "run_bots"]

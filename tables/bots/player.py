@@ -20,7 +20,18 @@ LOSSY bot pretends it never got an event, as an at-most-once layer may do, and h
 gap with a snapshot.
 
 The bots of one table share a `TableRun`: it counts the table's hands and tells the bots
-when the run's hands have been started, so that they sit out and then leave.
+when the run's hands have been started (or its time is up), so that they sit out and
+then leave.
+
+At human pace (`Pace`, the load test's), a bot thinks a random while before each action,
+lets a share of its turns time out (never two running, which would sit it out), and now
+and then leaves between hands and comes back after a pause, with a new connection, as
+a player closing the tab and opening it again. It also measures, while the run's clock
+says so (`RunClock`, after the warm-up and before the end): the ack of its own `act`,
+the arrival of the `acted` event on the other players' sockets (the sender stamps its
+`act` in the table's `stamps`, by hand, seat and turn; every other bot of the table, in
+the same process, matches the `acted` to the `turn` announced before it), and how late
+its own timeout came after the `deadline` of its `turn` (wall clocks of one machine).
 
 A room that restarts (its web process killed or redeployed) is ridden through as the
 browser does (static/js/table/socket.js): the connection is lost without an error close,
@@ -46,7 +57,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.typing import Origin
 
 from tables.bots.report import BotReport
-from tables.bots.setup import TablePlan
+from tables.bots.setup import FUND_LOW_BUY_INS, FUND_TARGET_BUY_INS, TablePlan
 from tables.bots.strategy import Profile, choose_action
 from tables.bots.web import RoomSession, WebError
 from tables.commands import COMMANDS, Command, Leave, Sit, SitIn, SitOut, Snapshot, TopUp
@@ -65,9 +76,6 @@ BLIND_OPTION_REFUSALS = frozenset(
 )
 # Seconds a message that came early waits for the missing one before a resync.
 GAP_GRACE = 0.5
-# Wallet: deposit up to TARGET buy-ins when it holds less than LOW (buy-ins at the max).
-FUND_LOW_BUY_INS = 3
-FUND_TARGET_BUY_INS = 6
 # Connections the room may drop under one bot (with an error close) before it gives up.
 MAX_SERVER_CLOSES = 5
 # Reconnecting after the room went away: delays as the browser's, and how long to try.
@@ -91,7 +99,11 @@ class Role(StrEnum):
 
 @dataclass(frozen=True)
 class BotSpec:
-    """Who a bot is and how it plays."""
+    """Who a bot is and how it plays.
+
+    `session_key` and `wallet`: logged in and funded by the set-up (else the bot logs in
+    with the form and funds itself); `start_delay`: seconds before it comes to the table.
+    """
 
     username: str
     password: str
@@ -99,6 +111,39 @@ class BotSpec:
     role: Role
     profile: Profile
     seed: int
+    session_key: str | None = None
+    wallet: int = 0
+    start_delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How fast the bots play: at once by default, or as people do.
+
+    `think`: seconds before each action, drawn from this range; `timeout_share`: the share
+    of turns left to time out; `leave_share`: the chance, after each hand played, of
+    leaving the table for `away` seconds (drawn from that range) and coming back.
+    """
+
+    think: tuple[float, float] = (0.0, 0.0)
+    timeout_share: float = 0.0
+    leave_share: float = 0.0
+    away: tuple[float, float] = (5.0, 15.0)
+
+
+@dataclass(frozen=True)
+class RunClock:
+    """When the run measures (`time.monotonic()` values) and when it ends, if by time."""
+
+    measure_from: float = 0.0
+    ends_at: float | None = None
+
+    def measuring(self) -> bool:
+        now = time.monotonic()
+        return now >= self.measure_from and (self.ends_at is None or now < self.ends_at)
+
+    def over(self) -> bool:
+        return self.ends_at is not None and time.monotonic() >= self.ends_at
 
 
 @dataclass
@@ -106,17 +151,23 @@ class TableRun:
     """What the bots of one table share: the hands seen, the progress clock, the goal."""
 
     plan: TablePlan
-    target_hands: int
+    target_hands: int | None
+    pace: Pace = Pace()
+    clock: RunClock = RunClock()
     started: set[int] = field(default_factory=set)
     ended: set[int] = field(default_factory=set)
     timeouts: set[int] = field(default_factory=set)
     assigned: set[int] = field(default_factory=set)
     last_progress: float = field(default_factory=time.monotonic)
+    # When each `act` was sent (`time.perf_counter()`), by (hand, seat, turn).
+    stamps: dict[tuple[int, int, int], float] = field(default_factory=dict)
 
     @property
     def winding_down(self) -> bool:
-        """The run's last hand has started: deal no more, then leave."""
-        return len(self.started) >= self.target_hands
+        """The run's last hand has started, or its time is up: deal no more, then leave."""
+        return (
+            self.target_hands is not None and len(self.started) >= self.target_hands
+        ) or self.clock.over()
 
     def saw(self, message: dict[str, Any]) -> None:
         """Count a table event (each bot reports what it sees; sets deduplicate)."""
@@ -126,6 +177,8 @@ class TableRun:
             self.started.add(message["hand"])
         elif kind == "hand_ended":
             self.ended.add(message["hand"])
+            for key in [key for key in self.stamps if key[0] == message["hand"]]:
+                del self.stamps[key]
         elif kind == "timed_out":
             self.timeouts.add(message["v"])
 
@@ -161,6 +214,15 @@ def room_went_away(exc: BaseException) -> bool:
         return exc.response.status_code >= 500  # a proxy in front: 502/503 meanwhile
     # The handshake was cut short (the server died while answering it).
     return isinstance(exc, websockets.InvalidMessage)
+
+
+def _failure_kind(exc: BaseException) -> str:
+    """What a failed connection attempt met, for the report's counts."""
+    if isinstance(exc, websockets.InvalidStatus):
+        return f"http_{exc.response.status_code}"
+    if isinstance(exc, websockets.ConnectionClosed):
+        return f"closed_{exc.rcvd.code if exc.rcvd else 1006}"
+    return type(exc).__name__
 
 
 class Bot:
@@ -206,6 +268,14 @@ class Bot:
         self.answered: set[tuple[int, int]] = set()
         self.slept_last_turn = False
         self.spoiled = False
+        # The turn now announced at the table (hand, seat, turn), the turn of ours waiting
+        # for our action (hand, turn), and our last turn's deadline (hand, epoch seconds).
+        self.table_turn: tuple[int, int, int] | None = None
+        self.turn_open: tuple[int, int] | None = None
+        self.deadline: tuple[int, float] | None = None
+        # Human pace: leaving after this hand, then away from the table for a while.
+        self.breaking = False
+        self.away = False
         # What this bot asked for.
         self.sit_sent = False
         self.sit_retried = False
@@ -224,9 +294,11 @@ class Bot:
         self.books_unsure = False
         self.ws_got_snapshot = False
         self.back_from_away = False  # the connection being opened follows a room restart
-        # Money: the wallet at the start, what went to the table, what was deposited later.
+        # Money: the wallet at the start, what went to the table, what came back from it,
+        # what was deposited later.
         self.wallet_start = 0
         self.money_in = 0
+        self.money_out = 0
         self.deposited = 0
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -235,22 +307,34 @@ class Bot:
     async def run(self) -> None:
         """Log in, fund, play until the table's hands are done, leave, check the wallet."""
         try:
-            await asyncio.to_thread(
-                self.session.login, username=self.name, password=self.spec.password
-            )
-            self.wallet_start = await self._fund()
+            await asyncio.sleep(self.spec.start_delay)
+            if self.spec.session_key is not None:
+                self.session.use_session(self.spec.session_key)
+                self.wallet_start = self.spec.wallet
+            else:
+                await asyncio.to_thread(
+                    self.session.login, username=self.name, password=self.spec.password
+                )
+                self.wallet_start = await self._fund()
             first = True
             drops = 0
             away_since: float | None = None  # the room is restarting since then
             attempt = 0
             while not self.done:
                 if away_since is not None:
+                    if self.run_.winding_down and self.seat is None and not self.sit_sent:
+                        break  # never sat down and the run is over: nothing to take home
                     if time.monotonic() - away_since > RECONNECT_GIVE_UP:
                         raise BotFailure(f"the room stayed away for {RECONNECT_GIVE_UP:.0f} s")
                     base = BACKOFF_SECONDS[min(attempt, len(BACKOFF_SECONDS) - 1)]
                     attempt += 1
                     await asyncio.sleep(base * self.rng.uniform(0.8, 1.2))
                     self.report.reconnects += 1
+                elif self.away:
+                    await asyncio.sleep(self.rng.uniform(*self.run_.pace.away))
+                    self._back()
+                    if self.run_.winding_down:
+                        break
                 elif not first:
                     # Come back a moment later, as a browser on a flaky network does.
                     await asyncio.sleep(self.rng.uniform(0.1, 0.5))
@@ -269,6 +353,7 @@ class Bot:
                             self.report.restarts_seen += 1
                         else:
                             self.report.connect_failures += 1
+                            self.report.connect_errors[_failure_kind(exc)] += 1
                         if away_since is None:
                             away_since = time.monotonic()
                     elif isinstance(exc, websockets.ConnectionClosed):
@@ -326,11 +411,11 @@ class Bot:
                     if self.trace:
                         self.trace(self.name, "recv", message)
                     await self.on_frame(message)
-                    # Done: close once every command has its answer.
-                    if self.drop_connection or (self.done and not self.pending):
+                    # Done or away: close once every command has its answer.
+                    if self.drop_connection or ((self.done or self.away) and not self.pending):
                         break
                 else:
-                    if not self.done:
+                    if not (self.done or self.away):
                         # A normal close we did not ask for: the server is shutting down.
                         raise RoomWentAway(f"closed by the room ({ws.close_code})")
             finally:
@@ -353,7 +438,7 @@ class Bot:
             self.report.books_unverified += 1  # the ledger audit still checks every chip
             return
         balance = await asyncio.to_thread(self.session.wallet_balance)
-        expected = self.wallet_start + self.deposited - self.money_in + self.stack
+        expected = self.wallet_start + self.deposited - self.money_in + self.money_out
         if balance != expected:
             self.problem(f"wallet {balance} after leaving, expected {expected}")
 
@@ -390,6 +475,9 @@ class Bot:
         self.report.commands += 1
         if body["cmd"] == "act":
             self.report.actions += 1
+            if self.hand is not None and self.seat is not None:
+                stamp = (self.hand, self.seat, body["turn"])
+                self.run_.stamps[stamp] = self.pending[self.seq].sent_at
         await self.ws.send(json.dumps(frame))
 
     # -- receiving -------------------------------------------------------------------------
@@ -481,8 +569,7 @@ class Bot:
             # Gone while we were away: fine if we asked to leave, else the room lost us.
             if not self.leave_sent:
                 self.problem("no longer seated after reconnecting")
-            self.seat = None
-            self.done = True
+            self._left_table()
         self.occupied = {s["seat"] for s in snapshot["seats"]}
         self.table_seats = table["seats"]
         hand = snapshot["hand"]
@@ -525,8 +612,9 @@ class Bot:
             return
         self.run_.last_progress = time.monotonic()
         if answer["type"] == "ack":
-            if pending.cmd == "act":
+            if pending.cmd == "act" and self.run_.clock.measuring():
                 self.report.latencies.append(time.perf_counter() - pending.sent_at)
+                self.report.decisions += 1
             if pending.on_ack:
                 pending.on_ack()
         else:
@@ -553,10 +641,22 @@ class Bot:
                 self.stack = next(
                     (s["amount"] for s in message["stacks"] if s["seat"] == self.seat), self.stack
                 )
+                pace = self.run_.pace
+                if pace.leave_share and self.rng.random() < pace.leave_share:
+                    self.breaking = True
             self.hand, self.in_hand = None, False
-        elif kind == "turn" and "legal_actions" in message and message["seat"] == self.seat:
-            self._turn_lag(message["deadline"])
-            await self.on_my_turn(message["hand"], message["turn"], message["legal_actions"])
+            self.turn_open = None
+        elif kind == "turn":
+            self.table_turn = (message["hand"], message["seat"], message["turn"])
+            if "legal_actions" in message and message["seat"] == self.seat:
+                self._turn_lag(message["deadline"])
+                when = datetime.fromisoformat(message["deadline"]).timestamp()
+                self.deadline = (message["hand"], when)
+                await self.on_my_turn(message["hand"], message["turn"], message["legal_actions"])
+        elif kind == "acted":
+            self._acted_seen(message)
+        elif kind == "timed_out" and message["seat"] == self.seat:
+            self._timed_out(message)
         elif kind == "seats":
             self.occupied = {s["seat"] for s in message["seats"]}
             mine = next((s for s in message["seats"] if s["player"] == self.name), None)
@@ -565,14 +665,49 @@ class Bot:
                 if self.status != "sitting_out":
                     self.rejoin_pending = False
         elif kind == "seat_left" and message["player"] == self.name:
-            self.seat = None
-            self.done = True
+            self._left_table()
         await self.after_change()
+
+    def _left_table(self) -> None:
+        """Our seat is gone, the stack back in the wallet: done, or away for a while."""
+        self.money_out += self.stack
+        self.stack = 0
+        self.seat = None
+        if self.breaking and not self.run_.winding_down:
+            self.away = True  # the connection closes, the run loop comes back after a pause
+            self.report.breaks += 1
+        else:
+            self.done = True
+
+    def _back(self) -> None:
+        """Back from a pause away from the table: sit again as a newcomer."""
+        self.away = self.breaking = False
+        self.sit_sent = self.sit_out_sent = self.leave_sent = self.rejoin_pending = False
+        self.status = ""
 
     def _turn_lag(self, deadline: str) -> None:
         """How long after its start a turn reached us (clocks of one machine: loopback)."""
         remaining = (datetime.fromisoformat(deadline) - datetime.now(UTC)).total_seconds()
-        self.report.turn_lags.append(max(0.0, sum(self.timers) - remaining))
+        if self.run_.clock.measuring():
+            self.report.turn_lags.append(max(0.0, sum(self.timers) - remaining))
+
+    def _acted_seen(self, message: dict[str, Any]) -> None:
+        """Another player's action arrived: how long after its `act` was sent."""
+        if self.table_turn is None or message["seat"] == self.seat:
+            return
+        hand, seat, turn = self.table_turn
+        sent = self.run_.stamps.get((hand, seat, turn))
+        same = (hand, seat) == (message["hand"], message["seat"])
+        if same and sent is not None and self.run_.clock.measuring():
+            self.report.broadcasts.append(time.perf_counter() - sent)
+
+    def _timed_out(self, message: dict[str, Any]) -> None:
+        """Our turn timed out: how late after its deadline the room said so."""
+        self.turn_open = None
+        deadline = self.deadline
+        if deadline is not None and deadline[0] == message["hand"] and self.run_.clock.measuring():
+            self.report.timeout_lateness.append(time.time() - deadline[1])
+            self.report.decisions += 1
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -589,6 +724,7 @@ class Bot:
         if (hand, turn) in self.answered:
             return
         self.answered.add((hand, turn))
+        self.turn_open = (hand, turn)
         role = self.spec.role
         if spoil and not self.run_.winding_down:
             # The first chance is always taken, so that even a short run shows each role.
@@ -613,9 +749,35 @@ class Bot:
                 self.answered.discard((hand, turn))
                 self.drop_connection = True
                 return
+        pace = self.run_.pace
+        if (
+            spoil
+            and pace.timeout_share
+            and not self.slept_last_turn
+            and not self.run_.winding_down
+            and self.rng.random() < pace.timeout_share
+        ):
+            self.slept_last_turn = True
+            self.report.deliberate_timeouts += 1
+            return
         self.slept_last_turn = False
+        if pace.think[1] > 0:
+            self._later(self._think(hand, turn, legal, expected))
+        else:
+            await self._decide(turn, legal, expected)
+
+    async def _decide(self, turn: int, legal: dict[str, Any], expected: frozenset[str]) -> None:
         decision = choose_action(legal, rng=self.rng, profile=self.spec.profile)
         await self.send(decision.command(turn=turn), expected=expected)
+
+    async def _think(
+        self, hand: int, turn: int, legal: dict[str, Any], expected: frozenset[str]
+    ) -> None:
+        """Act after thinking, if the turn still waits for us on the same connection."""
+        ws = self.ws
+        await asyncio.sleep(self.rng.uniform(*self.run_.pace.think))
+        if self.ws is ws and self.turn_open == (hand, turn):
+            await self._decide(turn, legal, expected)
 
     async def _late_act(self, hand: int, turn: int, legal: dict[str, Any]) -> None:
         """Act after the clock ran out: the room must refuse it (or take it, if the
@@ -623,10 +785,7 @@ class Bot:
         await asyncio.sleep(sum(self.timers) + 0.5)
         # `turn` counts within a hand only: never send it into another hand.
         if self.hand == hand:
-            decision = choose_action(legal, rng=self.rng, profile=self.spec.profile)
-            await self.send(
-                decision.command(turn=turn), expected=frozenset({"stale", "not_your_turn"})
-            )
+            await self._decide(turn, legal, frozenset({"stale", "not_your_turn"}))
 
     def _later(self, coroutine: Any) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -644,7 +803,7 @@ class Bot:
             elif not self.sit_sent:
                 await self.sit()
             return
-        if self.run_.winding_down:
+        if self.run_.winding_down or self.breaking:
             # Sit out first and leave once the room shows us sitting out: then we are in
             # no hand, whatever our view of the table lagging behind the room's may say,
             # so the leave is immediate and cannot fold a hand we were just dealt.

@@ -6,11 +6,22 @@ and the rest), timeouts seen (`timed_out` events), reconnects and resyncs, and t
 round-trip latency of `act` commands (from sending to the ack). A run is `ok` when
 nothing unexpected happened: no unexpected error, no unhealed gap, no stalled table,
 every bot's stack back in its wallet.
+
+The load test adds, over its measuring window (`window_seconds`, after the warm-up):
+decisions (acts acknowledged and timeouts), the `act` to `acted` latency on the other
+players' sockets, how late timeouts came after their deadline, and the CPU seconds of
+each group of room processes and of the load generator (tables.bots.cpu). Shards of a
+run (one per process) each make a report; `merge` adds them up.
 """
 
+import dataclasses
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
+
+# The summary lists this many tables (a load test has hundreds).
+TABLES_LISTED = 24
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -52,12 +63,15 @@ class BotReport:
     # whose wallet could not be checked exactly (a top-up's answer was lost).
     restarts_seen: int = 0
     connect_failures: int = 0
+    connect_errors: Counter[str] = field(default_factory=Counter)
     answers_lost: int = 0
     books_unverified: int = 0
     gaps: int = 0
     reordered: int = 0
     resyncs: int = 0
     deliberate_timeouts: int = 0
+    # Human pace: players who left between hands to come back after a pause.
+    breaks: int = 0
     # Straddles and overblinds the bots asked for (RULES §7).
     blind_options_asked: int = 0
     deposits: int = 0
@@ -66,6 +80,28 @@ class BotReport:
     turn_lags: list[float] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # The load test's measures, over its window (tables.bots.player.RunClock).
+    decisions: int = 0
+    broadcasts: list[float] = field(default_factory=list)
+    timeout_lateness: list[float] = field(default_factory=list)
+    # How late the generator's event loop woke up (tables.bots.runner._loop_lag).
+    loop_lags: list[float] = field(default_factory=list)
+    window_seconds: float = 0.0
+    # CPU seconds by group of room processes (tables.bots.cpu.GROUPS), and the generator's.
+    cpu: dict[str, float] = field(default_factory=dict)
+    cpu_processes: dict[str, int] = field(default_factory=dict)
+    generator_cpu: float = 0.0
+    procs: int = 1
+
+    def merge(self, other: "BotReport") -> None:
+        """Add another shard's report of the same run to this one."""
+        for f in dataclasses.fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, list | Counter):
+                mine += theirs  # lists extend, counters add
+            elif isinstance(mine, int) and f.name != "procs":
+                setattr(self, f.name, mine + theirs)
+        self.seconds = max(self.seconds, other.seconds)
 
     @property
     def ok(self) -> bool:
@@ -79,13 +115,101 @@ class BotReport:
         """p50/p90/p99/max of the act round trips, in milliseconds."""
         return _percentiles_ms(self.latencies)
 
+    def cpu_ms_per_decision(self) -> dict[str, float]:
+        """Milliseconds of CPU per decision, by group, the room's total and the generator's."""
+        per = 1000 / max(self.decisions, 1)
+        room = {group: seconds * per for group, seconds in self.cpu.items()}
+        total = self.room_cpu() * per
+        return {**room, "room_total": total, "generator": self.generator_cpu * per}
+
+    def room_cpu(self) -> float:
+        """The room's CPU seconds; the postmaster's exited children are every database's,
+        so they are shown on their own and left out of this total."""
+        return sum(seconds for group, seconds in self.cpu.items() if group != "postgres_exited")
+
+    def figures(self) -> dict[str, Any]:
+        """The load test's figures, for `--json`."""
+        window = self.window_seconds or self.seconds or 1.0
+        return {
+            "tables": len(self.tables),
+            "bots": self.bots,
+            "procs": self.procs,
+            "seconds": round(self.seconds, 3),
+            "window_seconds": round(self.window_seconds, 3),
+            "hands": self.hands,
+            "decisions": self.decisions,
+            "decisions_per_second": round(self.decisions / window, 2),
+            "act_to_ack_ms": self.latency_ms() | {"n": len(self.latencies)},
+            "act_to_broadcast_ms": _percentiles_ms(self.broadcasts) | {"n": len(self.broadcasts)},
+            "timeout_lateness_ms": _percentiles_ms(self.timeout_lateness)
+            | {"n": len(self.timeout_lateness)},
+            "generator_loop_lag_ms": _percentiles_ms(self.loop_lags) | {"n": len(self.loop_lags)},
+            "deliberate_timeouts": self.deliberate_timeouts,
+            "breaks": self.breaks,
+            "errors_unexpected": dict(self.errors_unexpected),
+            "errors_expected": dict(self.errors_expected),
+            "gaps": self.gaps,
+            "resyncs": self.resyncs,
+            "reordered": self.reordered,
+            "connect_failures": self.connect_failures,
+            "connect_errors": dict(self.connect_errors),
+            "server_closes": self.server_closes,
+            "cpu_seconds": {group: round(value, 3) for group, value in self.cpu.items()},
+            "room_cpu_seconds": round(self.room_cpu(), 3),
+            "cpu_processes": self.cpu_processes,
+            "generator_cpu_seconds": round(self.generator_cpu, 3),
+            "cpu_ms_per_decision": {
+                group: round(value, 3) for group, value in self.cpu_ms_per_decision().items()
+            },
+            "problems": self.problems,
+            "ok": self.ok,
+        }
+
+    def render_load(self) -> str:
+        """The load test's table of figures (the window's), below `render()`'s summary."""
+        window = self.window_seconds or self.seconds or 1.0
+        lines = [
+            f"measured over {window:.1f} s: {self.decisions} decisions, "
+            f"{self.decisions / window:.1f} decisions/s; {self.breaks} left a table for a "
+            "while (whole run)",
+            f"{'latency ms':<24} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8} {'n':>7}",
+        ]
+        for name, values in (
+            ("act -> ack", self.latencies),
+            ("act -> acted (others)", self.broadcasts),
+            ("timeout lateness", self.timeout_lateness),
+            ("generator loop lag", self.loop_lags),
+        ):
+            p = _percentiles_ms(values)
+            lines.append(
+                f"{name:<24} {p['p50']:>8.1f} {p['p90']:>8.1f} {p['p99']:>8.1f} "
+                f"{p['max']:>8.1f} {len(values):>7}"
+            )
+        lines.append(
+            f"failed connects {self.connect_failures} ({_counts(self.connect_errors)}), "
+            f"gaps {self.gaps}, resyncs {self.resyncs}, errors: {_counts(self.errors_unexpected)}"
+        )
+        lines.append(f"{'CPU':<24} {'seconds':>8} {'ms/dec':>8} {'procs':>8}")
+        per = self.cpu_ms_per_decision()
+        for group, seconds in self.cpu.items():
+            count = self.cpu_processes.get(group, 0)
+            lines.append(f"{group:<24} {seconds:>8.2f} {per[group]:>8.2f} {count:>8}")
+        lines.append(f"{'room total':<24} {self.room_cpu():>8.2f} {per['room_total']:>8.2f}")
+        lines.append(
+            f"{'load generator':<24} {self.generator_cpu:>8.2f} {per['generator']:>8.2f} "
+            f"{self.cpu_processes.get('generator', 0):>8}"
+        )
+        return "\n".join(lines)
+
     def render(self) -> str:
         """The human-readable summary `play_bots` prints."""
         lines = [f"{'table':<44} {'game':<7} {'str':<3} {'hands':>5} {'timeouts':>8}"]
-        for t in self.tables:
+        for t in self.tables[:TABLES_LISTED]:
             lines.append(
                 f"{t.name[:44]:<44} {t.game:<7} {t.structure:<3} {t.hands:>5} {t.timeouts:>8}"
             )
+        if len(self.tables) > TABLES_LISTED:
+            lines.append(f"... and {len(self.tables) - TABLES_LISTED} more tables")
         lat = self.latency_ms()
         per_second = self.seconds or 1.0
         lines += [

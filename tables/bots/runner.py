@@ -1,26 +1,42 @@
-"""`run_bots`: N tables x K bots playing H hands each against a running room.
+"""`run_bots`: N tables x K bots playing H hands each (or for a time) against a running room.
 
-The database part (bot users, bot tables) runs first, in a worker thread; then one asyncio
-task per bot logs in, funds, plays and leaves, and one watchdog per table ends a table
-that makes no progress for `stall_seconds` (no event, no answer) or whose bots wait on a
-snapshot for too long (a gap that a resync could not heal).
+The database part (bot users, bot tables; `bots_prepare`) runs first, in a worker thread;
+then one asyncio task per bot logs in, funds, plays and leaves (`bots_play`, which needs
+no database), and one watchdog per table ends a table that makes no progress for
+`stall_seconds` (no event, no answer) or whose bots wait on a snapshot for too long (a
+gap that a resync could not heal).
+
+The load test (`bench/load.py`) plays at human pace (`Pace`) for a `duration` after a
+`warmup` over which the bots arrive, with the quick set-up (sessions made by the set-up,
+no log-in form), and may shard the tables over several processes (`run_bots_sharded`:
+one asyncio loop has its limits), each reporting its samples to the parent, which adds
+them up. A `CpuSampler` reads the CPU of the room's processes and of the generator's
+over the measuring window.
 """
 
 import asyncio
+import multiprocessing
+import os
+import pickle
+import queue
 import random
 import time
+from dataclasses import dataclass, field
 
 from channels.db import database_sync_to_async
 
-from tables.bots.player import Bot, BotSpec, Role, TableRun, Trace
+from tables.bots.cpu import CpuSampler
+from tables.bots.player import Bot, BotSpec, Pace, Role, RunClock, TableRun, Trace
 from tables.bots.report import BotReport, TableReport
 from tables.bots.setup import (
     BOT_PASSWORD,
     BotTimers,
     TablePlan,
+    bot_players_quick,
     bot_tables_open,
     bot_users_ensure,
 )
+from tables.bots.shard import shard_main
 from tables.bots.strategy import PROFILES
 from tables.bots.web import base_urls
 
@@ -31,6 +47,14 @@ WATCH_INTERVAL = 0.5
 # first seat is always steady, so every table keeps one bot that plays by the book.
 SECOND_SEAT_ROLES = (Role.SLEEPY, Role.FLAKY, Role.LOSSY)
 THIRD_SEAT_ROLES = (Role.FLAKY, Role.LOSSY, Role.SLEEPY)
+# The bots arrive over this share of the warm-up, so the room is settled when it ends.
+ARRIVAL_SHARE = 0.8
+# Seconds a shard process may take beyond the run's bound (start-up, the last report).
+SHARD_GRACE = 60.0
+# How often the parent looks for a dead shard while it waits for their reports.
+SHARD_POLL_SECONDS = 1.0
+# How often the generator checks that its event loop keeps up (a late wake-up is lag).
+LAG_PROBE_SECONDS = 0.1
 
 
 def role_for(*, table: int, position: int, misbehave: bool) -> Role:
@@ -42,58 +66,98 @@ def role_for(*, table: int, position: int, misbehave: bool) -> Role:
     return Role.STEADY
 
 
-def _prepare(
-    tables: int, players: int, prefix: str, password: str, timers: BotTimers
-) -> tuple[list[TablePlan], list[str]]:
-    names = bot_users_ensure(count=tables * players, prefix=prefix, password=password)
-    return bot_tables_open(count=tables, players=players, timers=timers), names
+@dataclass(frozen=True)
+class TableSetup:
+    """A table of the run and the bots that will sit at it."""
+
+    plan: TablePlan
+    specs: tuple[BotSpec, ...]
 
 
-async def run_bots(
-    url: str,
-    tables: int,
-    players_per_table: int,
-    hands: int,
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run plays (everything but the room, the tables and the bots)."""
+
+    hands: int | None
+    pace: Pace = field(default_factory=Pace)
+    duration: float | None = None
+    warmup: float = 0.0
+    stall_seconds: float = 30.0
+    timeout_seconds: float | None = None
+
+    def clock(self) -> RunClock:
+        """The run's clock, starting now."""
+        measure_from = time.monotonic() + self.warmup
+        ends = None if self.duration is None else measure_from + self.duration
+        return RunClock(measure_from=measure_from, ends_at=ends)
+
+
+def bots_prepare(
     *,
-    prefix: str = "bot",
-    password: str = BOT_PASSWORD,
-    seed: int | None = None,
-    misbehave: bool = True,
-    timers: BotTimers | None = None,
-    stall_seconds: float = 30.0,
-    timeout_seconds: float | None = None,
+    tables: int,
+    players: int,
+    prefix: str,
+    password: str,
+    timers: BotTimers,
+    seed: int | None,
+    misbehave: bool,
+    quick: bool,
+    arrival_seconds: float = 0.0,
+) -> list[TableSetup]:
+    """Open the tables and make (or find) the bots; `quick`: sessions and wallets made
+    here, without the log-in form (see tables.bots.setup)."""
+    plans = bot_tables_open(count=tables, players=players, timers=timers)
+    rng = random.Random(seed)  # noqa: S311 - play, not secrets
+    if quick:
+        made = bot_players_quick(
+            prefix=prefix,
+            buy_in_max=[plan.buy_in_max for plan in plans for _ in range(players)],
+            password=password,
+        )
+        names = [player.username for player in made]
+    else:
+        names = bot_users_ensure(count=tables * players, prefix=prefix, password=password)
+    setups = []
+    for t, plan in enumerate(plans):
+        specs = []
+        for position in range(players):
+            n = t * players + position
+            specs.append(
+                BotSpec(
+                    username=names[n],
+                    password=password,
+                    seat=position + 1,
+                    role=role_for(table=t, position=position, misbehave=misbehave),
+                    profile=rng.choice(PROFILES),
+                    seed=rng.getrandbits(64),
+                    session_key=made[n].session_key if quick else None,
+                    wallet=made[n].wallet if quick else 0,
+                    start_delay=rng.uniform(0, arrival_seconds),
+                )
+            )
+        setups.append(TableSetup(plan=plan, specs=tuple(specs)))
+    return setups
+
+
+async def bots_play(
+    setups: list[TableSetup],
+    *,
+    url: str,
+    options: RunOptions,
+    clock: RunClock,
     trace: Trace | None = None,
 ) -> BotReport:
-    """Play `hands` hands at each of `tables` new or idle bot tables, then leave.
-
-    `url` is the room's base URL (`ws://host:port` or `http://host:port`). `seed` makes
-    the bots' choices repeatable (the deal is the room's). `misbehave` gives the second
-    and third bot of each table a misbehaving role. `timeout_seconds` bounds the whole
-    run; `trace(bot, "send" | "recv", frame)` sees every WebSocket frame.
-    """
-    if tables < 1 or hands < 1:
-        raise ValueError("Play at least one hand at one table.")
+    """Play the tables until their hands are done or the clock ends, then leave."""
     http_base, ws_base = base_urls(url)
-    plans, names = await database_sync_to_async(_prepare)(
-        tables, players_per_table, prefix, password, timers or BotTimers()
-    )
-    rng = random.Random(seed)  # noqa: S311 - play, not secrets
-    report = BotReport(bots=len(names))
-    runs = [TableRun(plan=plan, target_hands=hands) for plan in plans]
+    report = BotReport(bots=sum(len(setup.specs) for setup in setups))
+    runs = []
     bots: list[list[Bot]] = []
-    for t, run in enumerate(runs):
-        run.assigned = set(range(1, players_per_table + 1))
-        table_bots = []
-        for position in range(players_per_table):
-            spec = BotSpec(
-                username=names[t * players_per_table + position],
-                password=password,
-                seat=position + 1,
-                role=role_for(table=t, position=position, misbehave=misbehave),
-                profile=rng.choice(PROFILES),
-                seed=rng.getrandbits(64),
-            )
-            table_bots.append(
+    for setup in setups:
+        run = TableRun(plan=setup.plan, target_hands=options.hands, pace=options.pace, clock=clock)
+        run.assigned = {spec.seat for spec in setup.specs}
+        runs.append(run)
+        bots.append(
+            [
                 Bot(
                     spec=spec,
                     run=run,
@@ -102,21 +166,24 @@ async def run_bots(
                     ws_base=ws_base,
                     trace=trace,
                 )
-            )
-        bots.append(table_bots)
+                for spec in setup.specs
+            ]
+        )
     started = time.monotonic()
     tables_done = [
-        asyncio.create_task(_table(run, table_bots, report, stall_seconds))
+        asyncio.create_task(_table(run, table_bots, report, options.stall_seconds))
         for run, table_bots in zip(runs, bots, strict=True)
     ]
+    probe = asyncio.create_task(_loop_lag(report, clock))
     try:
-        async with asyncio.timeout(timeout_seconds):
+        async with asyncio.timeout(options.timeout_seconds):
             await asyncio.gather(*tables_done)
     except TimeoutError:
-        report.problems.append(f"the run did not finish within {timeout_seconds} s")
+        report.problems.append(f"the run did not finish within {options.timeout_seconds} s")
         for task in tables_done:
             task.cancel()
         await asyncio.gather(*tables_done, return_exceptions=True)
+    probe.cancel()
     report.seconds = time.monotonic() - started
     for run in runs:
         report.tables.append(
@@ -129,6 +196,140 @@ async def run_bots(
                 timeouts=len(run.timeouts),
             )
         )
+    return report
+
+
+async def _loop_lag(report: BotReport, clock: RunClock) -> None:
+    """Sample how late the event loop wakes up: a busy generator delays every message it
+    reads, and its latencies would then be its own, not the room's."""
+    while True:
+        before = time.monotonic()
+        await asyncio.sleep(LAG_PROBE_SECONDS)
+        if clock.measuring():
+            report.loop_lags.append(time.monotonic() - before - LAG_PROBE_SECONDS)
+
+
+def _sampled(report: BotReport, sampler: CpuSampler) -> BotReport:
+    """The report with the sampler's window and CPU figures in it."""
+    sampler.finish()
+    cpu = sampler.seconds()
+    report.generator_cpu = cpu.pop("generator")
+    report.cpu = cpu if sampler.root_pids else {}
+    report.cpu_processes = sampler.processes()
+    report.window_seconds = sampler.stopped - sampler.started
+    return report
+
+
+async def run_bots(
+    url: str,
+    tables: int,
+    players_per_table: int,
+    hands: int | None,
+    *,
+    prefix: str = "bot",
+    password: str = BOT_PASSWORD,
+    seed: int | None = None,
+    misbehave: bool = True,
+    timers: BotTimers | None = None,
+    stall_seconds: float = 30.0,
+    timeout_seconds: float | None = None,
+    trace: Trace | None = None,
+    pace: Pace | None = None,
+    duration: float | None = None,
+    warmup: float = 0.0,
+    quick: bool = False,
+    room_pids: frozenset[int] = frozenset(),
+    database: str = "",
+    procs: int = 1,
+) -> BotReport:
+    """Play `hands` hands at each of `tables` new or idle bot tables, then leave.
+
+    `url` is the room's base URL (`ws://host:port` or `http://host:port`). `seed` makes
+    the bots' choices repeatable (the deal is the room's). `misbehave` gives the second
+    and third bot of each table a misbehaving role. `timeout_seconds` bounds the whole
+    run; `trace(bot, "send" | "recv", frame)` sees every WebSocket frame.
+
+    The load test's options: `pace` (human pace), `duration` (seconds to play after the
+    `warmup`, over which the bots arrive; `hands` may then be None), `quick` (the quick
+    set-up), `room_pids` (the room's root processes) with its `database` name to
+    measure the room's CPU, and `procs` (shard the tables over that many processes).
+    """
+    if procs > 1 and trace is not None:
+        raise ValueError("A trace sees one process's frames: trace unsharded runs only.")
+    if tables < 1 or (hands is None and duration is None) or (hands is not None and hands < 1):
+        raise ValueError("Play at least one hand (or for a duration) at one table.")
+    setups = await database_sync_to_async(bots_prepare)(
+        tables=tables,
+        players=players_per_table,
+        prefix=prefix,
+        password=password,
+        timers=timers or BotTimers(),
+        seed=seed,
+        misbehave=misbehave,
+        quick=quick,
+        arrival_seconds=warmup * ARRIVAL_SHARE,
+    )
+    options = RunOptions(
+        hands=hands,
+        pace=pace or Pace(),
+        duration=duration,
+        warmup=warmup,
+        stall_seconds=stall_seconds,
+        timeout_seconds=timeout_seconds,
+    )
+    clock = options.clock()
+    sampler = CpuSampler(root_pids=set(room_pids), database=database, generator_pids={os.getpid()})
+    if procs <= 1:
+        sampler.window(clock.measure_from, clock.ends_at)
+        report = await bots_play(setups, url=url, options=options, clock=clock, trace=trace)
+    else:
+        report = await _shards_play(
+            setups, procs, url=url, options=options, clock=clock, sampler=sampler
+        )
+    return _sampled(report, sampler)
+
+
+async def _shards_play(
+    setups: list[TableSetup],
+    procs: int,
+    *,
+    url: str,
+    options: RunOptions,
+    clock: RunClock,
+    sampler: CpuSampler,
+) -> BotReport:
+    """Play the tables in `procs` processes, whole tables to each; merge their reports."""
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    shards = [setups[i::procs] for i in range(procs) if setups[i::procs]]
+    processes = [
+        context.Process(
+            target=shard_main,
+            args=(pickle.dumps((shard, url, options, clock)), results),
+            name=f"bots-shard-{n}",
+        )
+        for n, shard in enumerate(shards)
+    ]
+    for process in processes:
+        process.start()
+    sampler.generator_pids |= {p.pid for p in processes if p.pid is not None}
+    sampler.window(clock.measure_from, clock.ends_at)
+    report = BotReport(procs=len(processes))
+    waiting = len(processes)
+    while waiting:
+        try:
+            report.merge(await asyncio.to_thread(results.get, timeout=SHARD_POLL_SECONDS))
+            waiting -= 1
+        except queue.Empty:
+            # A shard that died sends no report: stop waiting once one has exited badly.
+            if any(process.exitcode not in (None, 0) for process in processes):
+                report.problems.append(f"{waiting} shard process(es) sent no report")
+                break
+    for process in processes:
+        await asyncio.to_thread(process.join, SHARD_GRACE)
+        if process.exitcode != 0:
+            report.problems.append(f"{process.name} exited with {process.exitcode}")
+            process.kill()
     return report
 
 

@@ -3,7 +3,10 @@
 Log-in: GET the login page (Django sets the `csrftoken` cookie), POST the form with the
 token; success sets the `sessionid` cookie, which then authenticates the API calls and
 the table WebSockets. API POSTs carry the CSRF token in `X-CSRFToken`, as the room's own
-pages do. Calls block (urllib); the async bots run them in a worker thread.
+pages do. Calls block (urllib); the async bots run them in a worker thread. The load
+test skips the form (a password hash per player would cost more than the play):
+`use_session` puts a session the set-up made (tables.bots.setup) in the cookie jar, with
+a CSRF secret of our own, which Django accepts as any browser's first cookie.
 
 Deposits go through the sandbox cashier (`POST /api/cashier/deposits/`) with an
 `Idempotency-Key`: a retry after a network failure reuses the key, so a deposit is never
@@ -17,9 +20,11 @@ A room that never answered fails at once (a wrong URL is not a restart).
 
 import json
 import random
+import secrets
+import string
 import time
 import uuid
-from http.cookiejar import CookieJar
+from http.cookiejar import Cookie, CookieJar
 from typing import Any
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlencode, urlsplit
@@ -62,6 +67,13 @@ class RoomSession:
 
     def cookie(self, name: str) -> str | None:
         return next((c.value for c in self.cookies if c.name == name), None)
+
+    def use_session(self, session_key: str) -> None:
+        """Be logged in with this session (made by the set-up), as the form would have."""
+        csrf = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
+        host = urlsplit(self.base).hostname or ""
+        for name, value in (("sessionid", session_key), ("csrftoken", csrf)):
+            self.cookies.set_cookie(_cookie(host=host, name=name, value=value))
 
     def cookie_header(self) -> str:
         """The `Cookie` header a browser would send to the room (for the WebSocket)."""
@@ -164,6 +176,28 @@ class RoomSession:
             return balance, 0
         self.deposit(amount=target - balance)
         return self.wallet_balance(), target - balance
+
+
+def _cookie(*, host: str, name: str, value: str) -> Cookie:
+    """A session cookie for `host`, as the room's Set-Cookie would have made it."""
+    return Cookie(
+        version=0,
+        name=name,
+        value=value,
+        port=None,
+        port_specified=False,
+        domain=host,
+        domain_specified=False,
+        domain_initial_dot=False,
+        path="/",
+        path_specified=True,
+        secure=False,
+        expires=None,
+        discard=True,
+        comment=None,
+        comment_url=None,
+        rest={},
+    )
 
 
 def backoff_delay(attempt: int) -> float:

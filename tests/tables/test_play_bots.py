@@ -21,8 +21,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from cashier.models import AccountKind, LedgerAccount
-from tables.bots import run_bots
-from tables.bots.runner import role_for
+from tables.bots.runner import role_for, run_bots
 from tables.bots.setup import table_variant
 from tables.bots.stakes import DEMO_STAKES
 from tables.bots.strategy import PROFILES, Decision, choose_action, legal_options

@@ -4,6 +4,11 @@
 
 Prints hands per table, actions, errors by code, timeouts and `act` latency percentiles;
 exits non-zero when anything unexpected happened (see tables.bots.report).
+
+At human pace (`--think 1 3 --timeout-share 0.02 --leave-share 0.02`) the bots think
+before acting, let some turns time out and leave and come back between hands;
+`--duration S` plays for S seconds instead of H hands, `--quick` skips the log-in form
+(sessions made directly, wallets funded in bulk). `bench/load.py` is the load test.
 """
 
 import asyncio
@@ -13,7 +18,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from tables.bots import run_bots
+from tables.bots.player import Pace
+from tables.bots.runner import run_bots
 from tables.bots.setup import BotTimers
 
 
@@ -39,6 +45,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--trace", type=Path, default=None, help="Write every frame as JSON lines here."
         )
+        parser.add_argument(
+            "--think", type=float, nargs=2, default=None, metavar=("MIN", "MAX"),
+            help="Human pace: seconds to think before each action.",
+        )  # fmt: skip
+        parser.add_argument("--timeout-share", type=float, default=0.0)
+        parser.add_argument("--leave-share", type=float, default=0.0)
+        parser.add_argument(
+            "--duration", type=float, default=None, help="Play this long instead of --hands."
+        )
+        parser.add_argument("--quick", action="store_true", help="No log-in form (sessions).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         trace_file = options["trace"].open("w") if options["trace"] else None
@@ -47,13 +63,18 @@ class Command(BaseCommand):
             if trace_file is not None:
                 trace_file.write(json.dumps({"bot": bot, "dir": direction, "frame": frame}) + "\n")
 
+        pace = Pace(
+            think=tuple(options["think"] or (0.0, 0.0)),
+            timeout_share=options["timeout_share"],
+            leave_share=options["leave_share"],
+        )
         try:
             report = asyncio.run(
                 run_bots(
                     options["url"],
                     options["tables"],
                     options["players_per_table"],
-                    options["hands"],
+                    None if options["duration"] else options["hands"],
                     prefix=options["prefix"],
                     seed=options["seed"],
                     misbehave=not options["steady"],
@@ -64,6 +85,9 @@ class Command(BaseCommand):
                     stall_seconds=options["stall_seconds"],
                     timeout_seconds=options["timeout"],
                     trace=trace if trace_file else None,
+                    pace=pace,
+                    duration=options["duration"],
+                    quick=options["quick"],
                 )
             )
         except ValueError as exc:
@@ -72,5 +96,7 @@ class Command(BaseCommand):
             if trace_file is not None:
                 trace_file.close()
         self.stdout.write(report.render())
+        if options["duration"] or options["think"]:
+            self.stdout.write(report.render_load())
         if not report.ok:
             raise CommandError("the bots saw something unexpected (see above)")
