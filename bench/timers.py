@@ -81,10 +81,12 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
-def runner_start(runner: str, env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
+def runner_start(
+    runner: str, at_once: int, env: dict[str, str], log: Path
+) -> tuple[subprocess.Popen, str]:
     node = f"bench-{uuid.uuid4().hex[:6]}@{os.uname().nodename}"
     if runner == "timers":
-        args = [sys.executable, "manage.py", "run_timers"]
+        args = [sys.executable, "manage.py", "run_timers", f"--tables-at-once={at_once}"]
     else:
         args = [sys.executable, "-m", "celery", "-A", "poker_room", "worker", "--loglevel=INFO",
                 "--concurrency=2", "--without-gossip", "--without-mingle",
@@ -193,7 +195,8 @@ def measure(args: argparse.Namespace) -> None:
     env["DATABASE_URL"] = f"postgres://{db['USER'] or 'postgres'}@{where}/{db['NAME']}"
     env["CELERY_TASK_DEFAULT_QUEUE"] = settings.CELERY_TASK_DEFAULT_QUEUE
     table_ids = tables_create(args.tables)
-    proc, node = runner_start(args.runner, env, ROOT / f".bench-timers-{args.runner}.log")
+    log = ROOT / f".bench-timers-{args.runner}.log"
+    proc, node = runner_start(args.runner, args.tables_at_once, env, log)
     try:
         wait(lambda: runner_up(args.runner, node), seconds=60, what=f"the {args.runner} runner")
         time.sleep(2)  # its start-up done
@@ -222,7 +225,8 @@ def measure(args: argparse.Namespace) -> None:
     late = lateness(seen, since, until - timedelta(seconds=1))
     if not late:
         raise SystemExit("no turn timed out: see the runner's log")
-    print(f"runner: {args.runner}; {args.tables} tables, {len(late)} timeouts in {args.seconds} s")
+    runner = args.runner + (f" --tables-at-once={args.tables_at_once}" * (args.runner == "timers"))
+    print(f"runner: {runner}; {args.tables} tables, {len(late)} timeouts in {args.seconds} s")
     print("| lateness p50 | p99 | max | runner CPU idle | loaded | per timeout |")
     print("|---:|---:|---:|---:|---:|---:|")
     per_timeout = loaded * args.seconds / len(late) * 1000
@@ -239,6 +243,9 @@ def main() -> int:
     parser.add_argument("--tables", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=30.0, help="Of load, measured.")
     parser.add_argument("--idle-seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--tables-at-once", type=int, default=4, help="run_timers' option (timers runner)."
+    )
     args = parser.parse_args()
     os.environ["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
     os.environ.setdefault("TEST_DATABASE_NAME", "bench_timers")

@@ -13,7 +13,11 @@ Nothing is held in a process's memory: a killed loop loses nothing, and the next
 
 Each table is isolated (`isolated`): a table whose command fails is logged and the pass
 goes on with the next one; `table_command` counts the failure, pauses the table at the
-second in a row, and paused tables are left out of the selection.
+second in a row, and paused tables are left out of the selection. A pass serves
+`TABLES_AT_ONCE` tables side by side, on threads: each command locks only its own table,
+and most of its time is spent waiting on PostgreSQL, which the threads overlap (only
+the Python part is serialised by the GIL). One at a time, a pass fell behind from about
+fifty tables timing out every second on the loaded two-core machine (bench/timers.py).
 
 Several loops at once are correct without any coordination: two passes may pick the
 same turn, and the table's row lock and its `turn_version` make the second a no-op
@@ -38,9 +42,13 @@ The leader records a heartbeat (`Heartbeat` "timers") every `HEARTBEAT_EVERY`; /
 reports a loop that stopped.
 """
 
+import contextlib
+import functools
 import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -60,10 +68,14 @@ HEARTBEAT = "timers"
 HEARTBEAT_EVERY = timedelta(seconds=2)
 WAKE_AT_LEAST_EVERY = timedelta(milliseconds=250)
 STANDBY_RETRY = timedelta(seconds=1)
+# Tables served side by side in a pass, by default (threads, each with its database
+# connection; `run_timers --tables-at-once`).
+TABLES_AT_ONCE = 4
 # After an error of the loop's own queries (the database restarting, say).
 ERROR_RETRY = timedelta(seconds=1)
 # The advisory lock of the leader: any fixed 64-bit number no other part of the room uses.
 LEADER_LOCK = 0x7461626C_74696D72  # "tabltimr"
+LEADER_SESSION = "poker_room timers leader"
 
 R = TypeVar("R")
 
@@ -98,9 +110,34 @@ class Pass:
         return bool(self.timeouts or self.deals)
 
 
-def timers_run_due(*, now: datetime, horizon: timedelta = WAKE_AT_LEAST_EVERY) -> Pass:
-    """Run every turn timeout and hand start due at `now`, table by table; note the
-    earliest deadline falling within `horizon` after it.
+def _timeout(table_id: int, hand_id: int, turn: int) -> tuple[bool, bool]:
+    def run() -> bool:
+        return turn_timeout(table_id=table_id, hand_id=hand_id, turn=turn)
+
+    ok, acted = isolated("turn timeout", table_id, run)
+    return ok, acted is True
+
+
+def _deal(table_id: int) -> tuple[bool, bool]:
+    ok, hand = isolated("hand start", table_id, lambda: hand_start_due(table_id=table_id))
+    return ok, hand is not None
+
+
+def _job_run(job: Callable[[], tuple[bool, bool]]) -> tuple[bool, bool]:
+    """Run one job; a connection that met a database error is not trusted with the next."""
+    try:
+        return job()
+    finally:
+        if connection.errors_occurred:
+            connection.close()
+
+
+def timers_run_due(
+    *, now: datetime, horizon: timedelta = WAKE_AT_LEAST_EVERY, workers: Executor | None = None
+) -> Pass:
+    """Run every turn timeout and hand start due at `now`, each table isolated (on the
+    `workers` threads side by side when given); note the earliest deadline falling within
+    `horizon` after `now`.
 
     Paused tables are left alone: a table paused by failures is the admin's; a paused
     table (status) still plays out its hand but deals no more.
@@ -119,26 +156,27 @@ def timers_run_due(*, now: datetime, horizon: timedelta = WAKE_AT_LEAST_EVERY) -
         .values_list("id", "next_hand_at")
     )
     later: list[datetime] = []
-    timeouts = dealt = failed = 0
-    for table_id, hand_id, turn, deadline in list(turns):
+    timeout_jobs: list[Callable[[], tuple[bool, bool]]] = []
+    deal_jobs: list[Callable[[], tuple[bool, bool]]] = []
+    for table_id, hand_id, turn, deadline in turns:
         if deadline > now:
             later.append(deadline)
-            continue
-        ok, acted = isolated(
-            "turn timeout",
-            table_id,
-            lambda t=table_id, h=hand_id, n=turn: turn_timeout(table_id=t, hand_id=h, turn=n),
-        )
-        timeouts += acted is True
-        failed += not ok
-    for table_id, due in list(deals):
+        else:
+            timeout_jobs.append(functools.partial(_timeout, table_id, hand_id, turn))
+    for table_id, due in deals:
         if due > now:
             later.append(due)
-            continue
-        ok, hand = isolated("hand start", table_id, lambda t=table_id: hand_start_due(table_id=t))
-        dealt += hand is not None
-        failed += not ok
-    return Pass(timeouts=timeouts, deals=dealt, failed=failed, next_due=min(later, default=None))
+        else:
+            deal_jobs.append(functools.partial(_deal, table_id))
+    jobs = timeout_jobs + deal_jobs
+    outcomes = list(workers.map(_job_run, jobs) if workers else map(_job_run, jobs))
+    moved = [moved for _ok, moved in outcomes]
+    return Pass(
+        timeouts=sum(moved[: len(timeout_jobs)]),
+        deals=sum(moved[len(timeout_jobs) :]),
+        failed=sum(not ok for ok, _moved in outcomes),
+        next_due=min(later, default=None),
+    )
 
 
 class Leadership:
@@ -155,6 +193,7 @@ class Leadership:
             self._session = psycopg.connect(
                 **{k: params[k] for k in params if k not in {"cursor_factory", "context"}},
                 autocommit=True,
+                application_name=LEADER_SESSION,  # so pg_stat_activity names it
             )
         try:
             row = self._session.execute("SELECT pg_try_advisory_lock(%s)", [LEADER_LOCK]).fetchone()
@@ -174,16 +213,38 @@ def timers_heartbeat(*, now: datetime) -> None:
     Heartbeat.objects.update_or_create(name=HEARTBEAT, defaults={"at": now})
 
 
-def timers_loop(*, stop: Callable[[], bool] = lambda: False) -> None:
-    """Lead or stand by, and while leading run passes, until `stop()` says so."""
+def timers_loop(
+    *, stop: Callable[[], bool] = lambda: False, tables_at_once: int = TABLES_AT_ONCE
+) -> None:
+    """Lead or stand by, and while leading run passes (serving `tables_at_once` tables
+    side by side), until `stop()` says so."""
     leadership = Leadership()
     try:
-        _loop(leadership, stop)
+        with timers_workers(tables_at_once) as workers:
+            _loop(leadership, workers, stop)
     finally:
         leadership.release()
 
 
-def _loop(leadership: Leadership, stop: Callable[[], bool]) -> None:
+@contextlib.contextmanager
+def timers_workers(count: int) -> Iterator[Executor]:
+    """`count` threads to serve tables side by side; each closes its database connection
+    when they stop (the pool would otherwise keep every thread's session open)."""
+    with ThreadPoolExecutor(count, thread_name_prefix="timers") as workers:
+        try:
+            yield workers
+        finally:
+            # One task a thread: each waits at the barrier until all have one.
+            everyone = threading.Barrier(count)
+
+            def close(_: int) -> None:
+                everyone.wait()
+                connection.close()
+
+            list(workers.map(close, range(count)))
+
+
+def _loop(leadership: Leadership, workers: Executor, stop: Callable[[], bool]) -> None:
     beat_at: datetime | None = None
     leading = False
     while not stop():
@@ -201,7 +262,7 @@ def _loop(leadership: Leadership, stop: Callable[[], bool]) -> None:
             if beat_at is None or now - beat_at >= HEARTBEAT_EVERY:
                 timers_heartbeat(now=now)
                 beat_at = now
-            done = timers_run_due(now=now)
+            done = timers_run_due(now=now, workers=workers)
         except (DatabaseError, psycopg.Error, *OUTAGES) as exc:
             # The loop's own queries failed (the database is away, say): start again on
             # a fresh connection (the leader lock's is renewed when it failed).

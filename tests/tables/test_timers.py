@@ -12,7 +12,8 @@ from django.db import connection
 from django.utils import timezone
 
 from tables.models import Hand, HandEvent, HandStatus, Table
-from tables.timers import Leadership, timers_run_due
+from tables.timers import LEADER_SESSION, Leadership, timers_run_due, timers_workers
+from tests.conftest import wait_for
 from tests.kit import StakeLevelFactory, TableFactory, current, deal, seat_players
 
 LONG_AGO = "2000-01-01T00:00Z"
@@ -129,6 +130,21 @@ def test_two_passes_racing_on_the_same_turn_act_once():
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("timers_stopped")
+def test_a_pass_serves_tables_side_by_side_on_its_workers():
+    tables = [quiet_table(action_seconds=60) for _ in range(3)]
+    hands = []
+    for table in tables:
+        seat_players(table, 2)
+        hands.append(deal(table))
+    Hand.objects.filter(pk__in=[h.pk for h in hands]).update(turn_deadline=LONG_AGO)
+    with timers_workers(2) as workers:
+        result = timers_run_due(now=timezone.now(), workers=workers)
+    assert (result.timeouts, result.failed) == (3, 0)
+    assert [timeouts_of(hand) for hand in hands] == [1, 1, 1]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("timers_stopped")
 def test_only_one_loop_leads_until_it_goes():
     first, second = Leadership(), Leadership()
     try:
@@ -136,8 +152,21 @@ def test_only_one_loop_leads_until_it_goes():
         assert first.holds()  # re-entrant: the leader keeps leading
         assert not second.holds()
         first.release()  # its session ends (as when its process dies): the lock with it
-        assert second.holds()
+        # (once the server has ended that session: a moment after the client closed it)
+        wait_for(second.holds, timeout=5, what="the lock is free")
         assert not first.holds()
     finally:
         first.release()
         second.release()
+        # The test database is dropped after the last test: wait for the server to end
+        # the sessions closed.
+        wait_for(lambda: not leader_sessions(), timeout=10, what="the sessions end")
+
+
+def leader_sessions() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+            [LEADER_SESSION],
+        )
+        return cursor.fetchone()[0]
