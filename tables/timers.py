@@ -21,14 +21,14 @@ fifty tables timing out every second on the loaded two-core machine (bench/timer
 
 Several loops at once are correct without any coordination: two passes may pick the
 same turn, and the table's row lock and its `turn_version` make the second a no-op
-(`turn_timeout` re-checks both under the lock). They would only be wasteful, each
-item costing every loop a locked command, so the loops elect a leader (`Leadership`):
-each pass first takes a session-level PostgreSQL advisory lock (`pg_try_advisory_lock`,
-re-entrant, held until the session ends) on a connection of its own, outside Django's
-pool (a pooled session would outlive a `close()` and keep the lock from every loop).
-Only its holder runs passes; the others stand by and try again every `STANDBY_RETRY`.
-A leader that dies (or loses that connection) releases the lock with its session, and
-a standby takes over. A leader lock rather than `FOR UPDATE SKIP
+(`turn_timeout` re-checks both under the lock). They would only be wasteful, each item
+costing every loop a locked command, so the loops elect a leader (`Leadership`): a loop
+takes a session-level PostgreSQL advisory lock (`pg_try_advisory_lock`, re-entrant,
+held until the session ends, confirmed with each heartbeat) on a connection of its own,
+outside Django's pool (a pooled session would outlive a `close()` and keep the lock from
+every loop). Only its holder runs passes; the others stand by and try again every
+`STANDBY_RETRY`. A leader that dies (or loses that connection) releases the lock with
+its session, and a standby takes over. A leader lock rather than `FOR UPDATE SKIP
 LOCKED` because a command's transaction is durable: the row lock cannot be held from the
 selection into the command, so skipping locked rows would not keep two loops off the
 same item.
@@ -210,7 +210,9 @@ class Leadership:
 
 
 def timers_heartbeat(*, now: datetime) -> None:
-    Heartbeat.objects.update_or_create(name=HEARTBEAT, defaults={"at": now})
+    """Record that the loop ran at `now` (one UPDATE; the row is created the first time)."""
+    if not Heartbeat.objects.filter(name=HEARTBEAT).update(at=now):
+        Heartbeat.objects.update_or_create(name=HEARTBEAT, defaults={"at": now})
 
 
 def timers_loop(
@@ -245,29 +247,31 @@ def timers_workers(count: int) -> Iterator[Executor]:
 
 
 def _loop(leadership: Leadership, workers: Executor, stop: Callable[[], bool]) -> None:
-    beat_at: datetime | None = None
-    leading = False
+    # When this loop last found it held the lock (monotonic seconds; None: not leading).
+    # A leader confirms it, and beats, every HEARTBEAT_EVERY only: it holds the lock as
+    # long as its session lives, and a pass run just after losing it would be harmless.
+    confirmed: float | None = None
     while not stop():
         try:
-            if not leadership.holds():
-                if leading:
-                    logger.warning("timers: another process leads now; standing by")
-                leading = False
-                time.sleep(STANDBY_RETRY.total_seconds())
-                continue
-            if not leading:
-                logger.info("timers: leading")
-            leading = True
+            if confirmed is None or time.monotonic() - confirmed >= HEARTBEAT_EVERY.seconds:
+                if not leadership.holds():
+                    if confirmed is not None:
+                        logger.warning("timers: another process leads now; standing by")
+                    confirmed = None
+                    time.sleep(STANDBY_RETRY.total_seconds())
+                    continue
+                if confirmed is None:
+                    logger.info("timers: leading")
+                confirmed = time.monotonic()
+                timers_heartbeat(now=timezone.now())
             now = timezone.now()
-            if beat_at is None or now - beat_at >= HEARTBEAT_EVERY:
-                timers_heartbeat(now=now)
-                beat_at = now
             done = timers_run_due(now=now, workers=workers)
         except (DatabaseError, psycopg.Error, *OUTAGES) as exc:
             # The loop's own queries failed (the database is away, say): start again on
             # a fresh connection (the leader lock's is renewed when it failed).
             logger.warning("timers: pass failed: %s: %s", type(exc).__name__, exc)
             connection.close()
+            confirmed = None
             time.sleep(ERROR_RETRY.total_seconds())
             continue
         if done.moved:
