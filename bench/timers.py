@@ -11,17 +11,21 @@ turns out and deals the hands:
   a checkout from before the timer loop, whose services sent one ETA task per turn and
   per deal (run this script from such a checkout: copy it there).
 
+`--with-worker` (timers runner) runs such a Celery worker beside the loop, as the room
+does for its room-wide jobs, and reports its CPU too: no table sends it anything now.
+
 For each turn timed out while the load runs, the lateness is the `timed_out` event's
 time (`created_at`, written in the timeout's transaction just before it commits) minus
 the turn's deadline, which this script samples from the hands in progress every 20 ms
 (a turn lives a second). It prints lateness p50 / p99 / max, and the runner's CPU (its
 process and children, from /proc) in CPU-seconds per second: idle (the tables, nobody
-seated) and loaded, and per timeout.
+seated) and loaded, and per timeout (the deals between them included).
 
 A trigger in the throwaway database keeps the players playing: RULES §5 sits out a
 player who timed out twice in a row, which would stop the load after two hands.
 
     python bench/timers.py [--runner timers|celery] [--tables 50] [--seconds 30]
+                           [--tables-at-once 4] [--with-worker]
 """
 
 import argparse
@@ -94,6 +98,28 @@ def runner_start(
     with open(log, "w") as out:
         proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     return proc, node
+
+
+class Runners:
+    """The runner under test, and a Celery worker beside the timer loop if asked for."""
+
+    def __init__(self, args: argparse.Namespace, env: dict[str, str]) -> None:
+        self.procs: dict[str, tuple[subprocess.Popen, str]] = {}
+        names = [args.runner] + (["celery"] if args.with_worker and args.runner == "timers" else [])
+        for name in names:
+            log = ROOT / f".bench-timers-{name}.log"
+            self.procs[name] = runner_start(name, args.tables_at_once, env, log)
+        for name, (_proc, node) in self.procs.items():
+            wait(lambda n=name, d=node: runner_up(n, d), seconds=60, what=f"the {name} runner")
+
+    def cpu(self) -> dict[str, float]:
+        return {name: cpu_seconds(proc.pid) for name, (proc, _node) in self.procs.items()}
+
+    def stop(self) -> None:
+        for proc, _node in self.procs.values():
+            proc.terminate()
+        for proc, _node in self.procs.values():
+            proc.wait(timeout=30)
 
 
 def runner_up(runner: str, node: str) -> bool:
@@ -195,14 +221,12 @@ def measure(args: argparse.Namespace) -> None:
     env["DATABASE_URL"] = f"postgres://{db['USER'] or 'postgres'}@{where}/{db['NAME']}"
     env["CELERY_TASK_DEFAULT_QUEUE"] = settings.CELERY_TASK_DEFAULT_QUEUE
     table_ids = tables_create(args.tables)
-    log = ROOT / f".bench-timers-{args.runner}.log"
-    proc, node = runner_start(args.runner, args.tables_at_once, env, log)
+    runners = Runners(args, env)
     try:
-        wait(lambda: runner_up(args.runner, node), seconds=60, what=f"the {args.runner} runner")
-        time.sleep(2)  # its start-up done
-        cpu0 = cpu_seconds(proc.pid)
+        time.sleep(2)  # their start-up done
+        cpu0 = runners.cpu()
         time.sleep(args.idle_seconds)
-        idle = (cpu_seconds(proc.pid) - cpu0) / args.idle_seconds
+        idle = {k: (v - cpu0[k]) / args.idle_seconds for k, v in runners.cpu().items()}
         players_seat(table_ids)
         from tables.models import Hand
 
@@ -214,27 +238,34 @@ def measure(args: argparse.Namespace) -> None:
             seconds=60,
             what="every table dealt",
         )
-        since, cpu0, t0 = timezone.now(), cpu_seconds(proc.pid), time.monotonic()
+        since, cpu0, t0 = timezone.now(), runners.cpu(), time.monotonic()
         seen = deadlines_sample(args.seconds)
-        loaded = (cpu_seconds(proc.pid) - cpu0) / (time.monotonic() - t0)
+        spent = time.monotonic() - t0
+        loaded = {k: (v - cpu0[k]) / spent for k, v in runners.cpu().items()}
         until = timezone.now()
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        runners.stop()
     # A timeout due just before `until` may commit just after it: leave out the last turn.
     late = lateness(seen, since, until - timedelta(seconds=1))
     if not late:
         raise SystemExit("no turn timed out: see the runner's log")
     runner = args.runner + (f" --tables-at-once={args.tables_at_once}" * (args.runner == "timers"))
     print(f"runner: {runner}; {args.tables} tables, {len(late)} timeouts in {args.seconds} s")
-    print("| lateness p50 | p99 | max | runner CPU idle | loaded | per timeout |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    per_timeout = loaded * args.seconds / len(late) * 1000
+    print("| lateness p50 | p99 | max |")
+    print("|---:|---:|---:|")
     print(
         f"| {statistics.median(late) * 1000:.0f} ms | {percentile(late, 99) * 1000:.0f} ms "
-        f"| {max(late) * 1000:.0f} ms | {idle * 1000:.1f} ms/s | {loaded * 1000:.0f} ms/s "
-        f"| {per_timeout:.1f} ms |"
+        f"| {max(late) * 1000:.0f} ms |"
     )
+    print()
+    print("| process | CPU idle | loaded | per timeout |")
+    print("|---|---:|---:|---:|")
+    for name in idle:
+        per_timeout = loaded[name] * spent / len(late) * 1000
+        print(
+            f"| {name} | {idle[name] * 1000:.1f} ms/s | {loaded[name] * 1000:.0f} ms/s "
+            f"| {per_timeout:.1f} ms |"
+        )
 
 
 def main() -> int:
@@ -245,6 +276,9 @@ def main() -> int:
     parser.add_argument("--idle-seconds", type=float, default=10.0)
     parser.add_argument(
         "--tables-at-once", type=int, default=4, help="run_timers' option (timers runner)."
+    )
+    parser.add_argument(
+        "--with-worker", action="store_true", help="A Celery worker beside the timer loop."
     )
     args = parser.parse_args()
     os.environ["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"

@@ -16,6 +16,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.test import override_settings
+from django.utils import timezone
 from redis.exceptions import ConnectionError as RedisConnectionError
 from rest_framework.test import APIClient
 
@@ -281,7 +283,9 @@ def test_seating_over_rest_answers_when_redis_fails_after_the_commit(monkeypatch
         raise RedisConnectionError("Error 111 connecting to Redis. Connection refused.")
 
     monkeypatch.setattr("tables.events._publish", channel_layer_down)
-    table = TableFactory(seats=6)
+    # No deal meanwhile (a running timer loop would deal the two, and leaving would wait
+    # for the hand's end): the next hand is an hour away.
+    table = TableFactory(seats=6, next_hand_at=timezone.now() + timedelta(hours=1))
     players = [UserFactory() for _ in range(2)]
     for number, player in enumerate(players, start=1):
         deposit_create(user=player, amount=50_000, idempotency_key=f"outage-{number}")
