@@ -1,10 +1,10 @@
 """Playing commands: act on one's turn, the timeout of a turn, the reconnect bonus.
 
 `hand_act` is the player's decision; `turn_timeout` is what the timer loop
-(tables/timers.py) runs when the turn's deadline passed; `seat_disconnected` records that a player's
-last connection to the table closed (and whether it was during their own turn), and
-`seat_reconnected` gives a player whose connection dropped during their own turn and came
-back before it ended the reconnect bonus, once per decision (RULES §5).
+(tables/timers.py) runs when the turn's deadline passed; `seat_disconnected` records
+that a player's last connection to the table closed (and whether it was during their own
+turn), and `seat_reconnected` gives a player whose connection dropped during their own
+turn and came back before it ended the reconnect bonus, once per decision (RULES §5).
 """
 
 from datetime import timedelta
