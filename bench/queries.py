@@ -92,7 +92,7 @@ def measure(
     from tables.engine.state import HandState
     from tables.models import Hand, HandStatus, Seat, StakeLevel, Table
     from tables.services import play, seating
-    from tables.tasks import hand_start_due
+    from tables.services.hands import hand_start_due
 
     stake = StakeLevel.objects.create(
         name="bench PLO", game="omaha", structure="PL", small_blind=50, big_blind=100

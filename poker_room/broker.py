@@ -12,8 +12,8 @@ attribute 'hostname'`, which is not a connection error, so the worker stops with
 This channel finishes closing when that read fails: the restore is then tried at once
 (and fails with a connection error, which the worker expects and ignores), the channel
 is closed, and the worker reconnects as it should. The messages it could not restore
-stay in Redis's unacked index and come back after the visibility timeout; the tables'
-sweep (beat, every few seconds) re-arms any turn timer or deal lost that way meanwhile.
+stay in Redis's unacked index and come back after the visibility timeout (the tables'
+own timers do not go through Celery: tables/timers.py).
 
 `register()` (called by poker_room.celery) makes this the transport of every
 `redis://`, `rediss://` and `redis+socket://` broker URL.

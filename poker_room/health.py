@@ -2,11 +2,12 @@
 
 * `database`, `redis`: reachable.
 * `celery`: a worker answers a ping.
-* `beat`: the beat sweeper ran lately (`tables.sweep` records each run); a dead beat
-  (or no worker to run what it sends) means lost timeouts would never be recovered.
+* `timers`: the timer loop (`manage.py run_timers`, tables/timers.py) ran lately: its
+  leader records a heartbeat every 2 s; without one no turn times out and no hand is
+  dealt.
 * `tables`: no table is paused because its commands kept failing (the admin says why).
 * `turns`: no hand's turn deadline passed more than `OVERDUE_TURN` ago (a frozen hand,
-  or nothing running the timeouts).
+  or a timer loop that runs but cannot keep up).
 
 The table checks name the tables (id and name) but never a failure's message, which
 only the admin shows. An unexpected error reports its type only: its message can hold a
@@ -31,8 +32,9 @@ from poker_room.celery import app as celery_app
 
 logger = logging.getLogger(__name__)
 
-# A sweep runs every 5 s (CELERY_BEAT_SCHEDULE); this leaves room for a busy worker.
-SWEEP_MAX_AGE_SECONDS = 30
+# The timer loop beats every 2 s (tables.timers.HEARTBEAT_EVERY); room for a busy machine
+# and for a standby loop to take over from a dead leader.
+TIMERS_MAX_AGE_SECONDS = 15
 OVERDUE_TURN = timedelta(seconds=60)
 NAMED_AT_MOST = 10
 
@@ -69,21 +71,21 @@ def _celery() -> str:
     return f"{len(replies)} worker(s) answered"
 
 
-def _beat() -> str:
+def _timers() -> str:
     from tables.models import Heartbeat
-    from tables.tasks import SWEEP_HEARTBEAT
+    from tables.timers import HEARTBEAT
 
-    max_age = getattr(settings, "HEALTH_SWEEP_MAX_AGE_SECONDS", SWEEP_MAX_AGE_SECONDS)
-    beat = Heartbeat.objects.filter(name=SWEEP_HEARTBEAT).first()
+    max_age = getattr(settings, "HEALTH_TIMERS_MAX_AGE_SECONDS", TIMERS_MAX_AGE_SECONDS)
+    beat = Heartbeat.objects.filter(name=HEARTBEAT).first()
     if beat is None:
-        raise Unhealthy("the beat sweeper has never run: is celery beat running?")
+        raise Unhealthy("the timer loop has never run: is `manage.py run_timers` running?")
     age = (timezone.now() - beat.at).total_seconds()
     if age > max_age:
         raise Unhealthy(
-            f"the beat sweeper last ran {age:.0f} s ago (more than {max_age} s): "
-            "is celery beat (and a worker) running?"
+            f"the timer loop last ran {age:.0f} s ago (more than {max_age} s): "
+            "is `manage.py run_timers` running?"
         )
-    return f"the beat sweeper ran {age:.0f} s ago"
+    return f"the timer loop ran {age:.0f} s ago"
 
 
 def _named(items: list[str]) -> str:
@@ -123,7 +125,7 @@ CHECKS: dict[str, Callable[[], str]] = {
     "database": _database,
     "redis": _redis,
     "celery": _celery,
-    "beat": _beat,
+    "timers": _timers,
     "tables": _tables,
     "turns": _turns,
 }

@@ -172,7 +172,9 @@ class Table(models.Model):
     event_seq = models.BigIntegerField(default=0)
     # Seat of the last hand's button: the next hand's moves clockwise from it.
     button_seat = models.PositiveSmallIntegerField(null=True, blank=True)
-    # Set when a hand ends: the next one may start from then on (the pause between hands).
+    # When the timer loop tries the next deal (tables/timers.py): set when a hand ends
+    # (the next may start from then on: the pause between hands), or to "now" by a command
+    # that may make a deal possible; cleared by a deal, or by a try that could not deal.
     next_hand_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Commands that failed in a row with an unexpected error (a bug, not a refusal); at
@@ -188,13 +190,21 @@ class Table(models.Model):
                 condition=Q(seats__gte=2) & Q(seats__lte=10), name="table_seats_2_to_10"
             ),
         ]
+        indexes = [
+            # The timer loop's deals due (tables/timers.py): open tables not paused.
+            models.Index(
+                fields=["next_hand_at"],
+                condition=Q(status="open", paused_reason="", next_hand_at__isnull=False),
+                name="table_next_hand_due",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
 
 
 class Heartbeat(models.Model):
-    """When a periodic job of the room last ran (`sweep`: the beat sweeper), for /healthz."""
+    """When a periodic job of the room last ran (`timers`: the timer loop), for /healthz."""
 
     name = models.CharField(max_length=40, primary_key=True)
     at = models.DateTimeField()
@@ -308,7 +318,14 @@ class Hand(models.Model):
                 name="hand_one_in_progress_per_table",
             ),
         ]
-        indexes = [models.Index(fields=["status", "turn_deadline"])]
+        indexes = [
+            # The timer loop's turns due (tables/timers.py): only hands in progress.
+            models.Index(
+                fields=["turn_deadline"],
+                condition=Q(status="in_progress"),
+                name="hand_turn_deadline_live",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.table} hand #{self.number}"

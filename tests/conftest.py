@@ -9,7 +9,8 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,10 @@ _flush = TransactionTestCase._fixture_teardown
 def _flush_retrying(self: TransactionTestCase) -> None:
     """Flush after a transactional test, again if PostgreSQL aborted it for a deadlock.
 
-    The suite's Celery worker may still be running a task an earlier test scheduled (a
-    turn timeout, a deal) when the flush's TRUNCATE asks for its exclusive locks; one of
-    the two is then chosen as the deadlock victim. The TRUNCATE rolls back whole, so it
-    is safe to try again once the task is done.
+    The suite's timer loop may still be running a command an earlier test made due (a
+    turn timeout, a deal), or a pass's query, when the flush's TRUNCATE asks for its
+    exclusive locks; one of the two is then chosen as the deadlock victim. The TRUNCATE
+    rolls back whole, so it is safe to try again once the command is done.
     """
     for attempt in range(5):
         try:
@@ -186,6 +187,65 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[str]:
         yield node
 
 
+class TimerLoop:
+    """A timer loop process (`manage.py run_timers`) on the test database, that a test may
+    stop and start again (tests/foundation/test_process_kills.py runs loops of its own)."""
+
+    def __init__(self, django_db_blocker) -> None:
+        self._blocker = django_db_blocker
+        self._stack = ExitStack()
+        self.proc: subprocess.Popen | None = None
+
+    def _beating_since(self, since: datetime) -> bool:
+        from tables.models import Heartbeat
+        from tables.timers import HEARTBEAT
+
+        with self._blocker.unblock():
+            return Heartbeat.objects.filter(name=HEARTBEAT, at__gte=since).exists()
+
+    def start(self) -> None:
+        """Start it, and return once it leads (it recorded a heartbeat)."""
+        since = datetime.now(tz=UTC)
+        self.proc = self._stack.enter_context(
+            room_process(["manage", "run_timers"], log_name=".pytest-timers.log", append=True)
+        )
+        wait_until_up(self.proc, lambda: self._beating_since(since), "the timer loop")
+
+    def stop(self) -> None:
+        self._stack.close()
+        self.proc = None
+
+
+_suite_loops: list[TimerLoop] = []
+
+
+@pytest.fixture(scope="session")
+def timer_process(django_db_setup, django_db_blocker) -> Iterator[TimerLoop]:
+    """The room's timer loop on the test database, for the whole session: it times out
+    the turns and deals the hands of every committed table. Tests that rely on it use
+    `transactional_db`: it sees only committed data.
+    """
+    loop = TimerLoop(django_db_blocker)
+    loop.start()
+    _suite_loops.append(loop)
+    yield loop
+    _suite_loops.remove(loop)
+    loop.stop()
+
+
+@pytest.fixture(scope="module")
+def timers_stopped() -> Iterator[None]:
+    """No suite timer loop runs during the module's tests (it is started again after,
+    if an earlier test had started it): for tests that run the loop's passes themselves
+    or loops of their own, whose tables must move only when they say so."""
+    running = [loop for loop in _suite_loops if loop.proc is not None]
+    for loop in running:
+        loop.stop()
+    yield
+    for loop in running:
+        loop.start()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -203,9 +263,10 @@ def answers(url: str) -> bool:
 
 
 @pytest.fixture(scope="session")
-def live_room(celery_worker_process) -> Iterator[str]:
-    """The whole room on a free port: daphne (HTTP + WebSockets) and a Celery worker, on
-    the test database and the suite's own Redis prefix and queue. Yields the base URL.
+def live_room(celery_worker_process, timer_process) -> Iterator[str]:
+    """The whole room on a free port: daphne (HTTP + WebSockets), the timer loop and a
+    Celery worker, on the test database and the suite's own Redis prefix and queue.
+    Yields the base URL.
 
     Tests that use it see only committed data, so they use `transactional_db`.
     """

@@ -32,9 +32,8 @@ from cashier.services import deposit_create
 from tables.engine.state import HandState
 from tables.engine.testing import stacked_deck
 from tables.models import Game, Hand, HandStatus, Seat, StakeLevel, Structure, Table
-from tables.scheduling import schedule_hand_start
 from tables.services import play, seating
-from tables.tasks import hand_start_due
+from tables.services.hands import hand_start_due
 
 PASSWORD = "correct-horse-battery"
 GAMES = ("omaha", "omaha8", "holdem")
@@ -120,8 +119,8 @@ def api_for(user: User | None) -> APIClient:
 
 
 def seat_players(table: Table, n: int, *, buy_in: int = 10_000) -> list[User]:
-    """Seat n funded players in seats 1 to n; a Celery worker deals only once all are
-    seated (each sit is its own durable command, so the deal is held meanwhile)."""
+    """Seat n funded players in seats 1 to n; a timer loop deals only once all are seated
+    (each sit is its own durable command, so the deal is held meanwhile)."""
     players = [funded_player() for _ in range(n)]
     held = Table.objects.get(pk=table.pk).next_hand_at
     Table.objects.filter(pk=table.pk).update(next_hand_at=timezone.now() + timedelta(hours=1))
@@ -133,14 +132,13 @@ def seat_players(table: Table, n: int, *, buy_in: int = 10_000) -> list[User]:
             buy_in=buy_in,
             idempotency_key=key(),
         )
-    Table.objects.filter(pk=table.pk).update(next_hand_at=held)
-    if held is None or held <= timezone.now():
-        schedule_hand_start(table_id=table.id, at=timezone.now())
+    # The deal is due when it was (at once if it was not due: the sits asked for one).
+    Table.objects.filter(pk=table.pk).update(next_hand_at=held or timezone.now())
     return players
 
 
 def deal(table: Table) -> Hand | None:
-    """Deal the next hand now, as the hand-start task would once the pause is over."""
+    """Deal the next hand now, as the timer loop would once the pause is over."""
     Table.objects.filter(pk=table.pk).update(next_hand_at=None)
     return hand_start_due(table_id=table.id)
 
@@ -167,8 +165,8 @@ def table_with_players(
 ) -> tuple[Table, list[User]]:
     """A 6-seat table of the stake level with ``count`` funded players in seats 1..
 
-    Its hands wait an hour to be dealt, so that the suite's Celery worker (running for
-    other tests) never deals one first: these tests deal each hand themselves (`deal`).
+    Its hands wait an hour to be dealt, so that the suite's timer loop (running for other
+    tests) never deals one first: these tests deal each hand themselves (`deal`).
     """
     table = TableFactory(
         stake_level=stake,

@@ -10,7 +10,7 @@ tests/browser/test_stream_replay.py replays each viewer's stream through the bro
 snapshot-after shows.
 
 Each scenario sits players at a table whose clocks never run out by themselves and
-whose pause between hands is an hour, so that a Celery worker (alive in the browser
+whose pause between hands is an hour, so that the timer loop (alive in the browser
 tests) never deals or times out a turn behind the scenario's back: the scenario deals
 and times out itself.
 """
@@ -35,7 +35,7 @@ from tables.events import TableMessage
 from tables.models import Hand, HandStatus, Table, TableStatus
 from tables.selectors import table_snapshot
 from tables.services import admin, advance, blind_options, chat, play, seating, top_up
-from tables.tasks import hand_start_due
+from tables.services.hands import hand_start_due
 from tests.kit import StakeLevelFactory, TableFactory, UserFactory
 
 _keys = itertools.count(1)

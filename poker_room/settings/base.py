@@ -178,8 +178,6 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "cashier-ledger-audit": {"task": "cashier.tasks.ledger_audit_task", "schedule": 3600.0},
-    # Picks up turns and deals whose scheduled task was lost (a worker died): no table hangs.
-    "tables-sweep": {"task": "tables.sweep", "schedule": 5.0},
     # Yesterday's rake report (UTC), rebuilt whole: a late or repeated run is harmless.
     "tables-rake-report-daily": {
         "task": "tables.tasks.rake_report_daily_task",

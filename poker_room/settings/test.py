@@ -23,7 +23,7 @@ DATABASES["default"]["TEST"] = {"NAME": TEST_DATABASE_NAME}
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 CACHES["default"]["KEY_PREFIX"] = TEST_DATABASE_NAME
 CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = TEST_DATABASE_NAME
-# Tests that kill workers run theirs on a queue of their own (foundation/test_process_kills.py).
+# A test may run its own worker on a queue of its own (foundation/test_redis_outage.py).
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", TEST_DATABASE_NAME)
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"anon": "10000/min", "user": "10000/min"}
 STORAGES = {

@@ -1,12 +1,10 @@
 """Admin commands on tables: open (which also forgets the failures that paused a table),
 pause, close."""
 
-from django.utils import timezone
-
 from tables.messages import TableStatusChanged
 from tables.models import Table, TableStatus
-from tables.scheduling import schedule_hand_start
 from tables.services.command import TableCommand, table_command, table_failures_clear
+from tables.services.hands import hand_start_mark_due
 
 
 @table_command
@@ -22,6 +20,6 @@ def table_status_set(cmd: TableCommand, *, status: TableStatus) -> Table:
     table.status = status
     cmd.save_table("status")
     cmd.emit(TableStatusChanged(status=status))
-    if status == TableStatus.OPEN and cmd.hand is None:
-        schedule_hand_start(table_id=table.id, at=timezone.now())
+    if status == TableStatus.OPEN:
+        hand_start_mark_due(cmd)
     return table

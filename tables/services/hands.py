@@ -1,11 +1,14 @@
 """Dealing, advancing and settling hands: the table side of the engine.
 
 `hand_start_if_ready` deals a new hand when the table may (open, no hand in progress,
-the pause over, two or more players ready). `hand_continue` is called after every engine
-transition: it folds players who asked to leave when their turn comes (checks for them
-when that is free), then either starts the next turn (deadline, timeout task) or settles
-the hand (stacks, rake to the house, leavers cashed out, next hand scheduled). All of
-them work inside a table command (tables/services/command.py).
+the pause over, two or more players ready); `hand_start_due` is the command the timer
+loop (tables/timers.py) runs when the table's `next_hand_at` has come, and
+`hand_start_mark_due` is how a command that may make a deal possible asks for one.
+`hand_continue` is called after every engine transition: it folds players who asked to
+leave when their turn comes (checks for them when that is free), then either starts the
+next turn (its deadline, which the timer loop watches) or settles the hand (stacks, rake
+to the house, leavers cashed out, the next deal due after the pause). All of them work
+inside a table command (tables/services/command.py).
 """
 
 import logging
@@ -25,13 +28,12 @@ from tables.ledger import table_account_ensure
 from tables.messages import AdvanceNote, SeatLeft, ShowdownHands, Turn
 from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, SeatStatus, TableStatus
 from tables.rake import rake_contributions_record
-from tables.scheduling import schedule_hand_start, schedule_turn_timeout
 from tables.services.blind_options import (
     blind_options_note,
     blind_requests_answer,
     seats_announce,
 )
-from tables.services.command import TableCommand
+from tables.services.command import TableCommand, table_command
 from tables.services.config import stake_config
 from tables.services.dealing import deal_plan, kill_for_next_hand
 from tables.services.top_up import auto_top_up_after_hand
@@ -102,6 +104,31 @@ def hand_start_if_ready(cmd: TableCommand) -> Hand | None:
     return hand
 
 
+@table_command
+def hand_start_due(cmd: TableCommand) -> Hand | None:
+    """Deal the table's next hand if it may be dealt now (the timer loop's deal).
+
+    A deal that was due and cannot be made (too few players ready, the table paused) is
+    due no more, or the loop would try it again on every pass: the next command that may
+    make it possible marks it due again (`hand_start_mark_due`), as the end of a hand does.
+    """
+    hand = hand_start_if_ready(cmd)
+    table = cmd.table
+    if hand is None and table.next_hand_at is not None and table.next_hand_at <= timezone.now():
+        table.next_hand_at = None
+        cmd.save_table("next_hand_at")
+    return hand
+
+
+def hand_start_mark_due(cmd: TableCommand) -> None:
+    """Have the timer loop try a deal at once, or when the pause between hands ends if
+    that is later (a deal already due stays due)."""
+    table = cmd.table
+    if table.status == TableStatus.OPEN and cmd.hand is None and table.next_hand_at is None:
+        table.next_hand_at = timezone.now()
+        cmd.save_table("next_hand_at")
+
+
 def hand_continue(cmd: TableCommand) -> None:
     """After an engine transition: clear advance actions the table has outgrown, play
     the actor's own queued action or fold a leaver, then start the next turn or settle."""
@@ -168,9 +195,6 @@ def turn_start(cmd: TableCommand) -> None:
     )
     cmd.save_hand()
     turn_announce(cmd)
-    schedule_turn_timeout(
-        table_id=table.id, hand_id=hand.id, turn=hand.turn_version, at=hand.turn_deadline
-    )
 
 
 def turn_announce(cmd: TableCommand, *, reconnect_bonus_seconds: int | None = None) -> None:
@@ -235,10 +259,9 @@ def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
     seats_announce(cmd)
     for user_id, note in topped_up.items():
         cmd.note(user_id=user_id, note=note)
+    # The timer loop deals then (an open table's; a paused one's waits to be re-opened).
     table.next_hand_at = now + timedelta(milliseconds=table.pause_between_hands_ms)
     cmd.save_table("next_hand_at")
-    if table.status == TableStatus.OPEN:
-        schedule_hand_start(table_id=table.id, at=table.next_hand_at)
 
 
 def seat_remove(cmd: TableCommand, seat: Seat) -> None:

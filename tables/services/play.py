@@ -1,10 +1,10 @@
 """Playing commands: act on one's turn, the timeout of a turn, the reconnect bonus.
 
-`hand_act` is the player's decision; `turn_timeout` is what a Celery task (or the beat
-sweeper) runs when the turn's deadline passed; `seat_disconnected` records that a player's
-last connection to the table closed (and whether it was during their own turn), and
-`seat_reconnected` gives a player whose connection dropped during their own turn and came
-back before it ended the reconnect bonus, once per decision (RULES §5).
+`hand_act` is the player's decision; `turn_timeout` is what the timer loop
+(tables/timers.py) runs when the turn's deadline passed; `seat_disconnected` records
+that a player's last connection to the table closed (and whether it was during their own
+turn), and `seat_reconnected` gives a player whose connection dropped during their own
+turn and came back before it ended the reconnect bonus, once per decision (RULES §5).
 """
 
 from datetime import timedelta
@@ -18,7 +18,6 @@ from tables.engine.events import Protected
 from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn, StaleCommand
 from tables.messages import SeatsChanged
 from tables.models import ProtectionUse, Seat
-from tables.scheduling import schedule_turn_timeout
 from tables.selectors import seats_public
 from tables.services.command import TableCommand, table_command
 from tables.services.hands import hand_continue, turn_announce
@@ -82,13 +81,13 @@ def turn_timeout(cmd: TableCommand, *, hand_id: int, turn: int) -> bool:
     """Apply RULES §5 to a turn whose time ran out. Returns True when it acted.
 
     Does nothing when that turn is no longer the one waiting (the player acted, the hand
-    ended); re-schedules itself when the deadline moved later (reconnect bonus).
+    ended) or its deadline has not come (it moved later: the reconnect bonus; the timer
+    loop sees the new one).
     """
     table, hand = cmd.table, cmd.hand
     if hand is None or hand.id != hand_id or hand.turn_version != turn:
         return False
     if hand.turn_deadline is not None and hand.turn_deadline > timezone.now():
-        schedule_turn_timeout(table_id=table.id, hand_id=hand.id, turn=turn, at=hand.turn_deadline)
         return False
     seat = cmd.seat_at(cmd.state.actor)
     if seat is None:

@@ -6,8 +6,6 @@ cashier (wallet <-> the table's ledger account); the table account always equals
 of the seats' `stack`, because stacks only change when a hand is settled.
 """
 
-from django.utils import timezone
-
 from accounts.models import User
 from accounts.selectors import user_can_play
 from cashier import services as cashier
@@ -24,11 +22,10 @@ from tables.exceptions import (
 )
 from tables.ledger import table_account_ensure, table_account_get
 from tables.models import Departure, Seat, SeatStatus, Table, TableStatus
-from tables.scheduling import schedule_hand_start
 from tables.selectors import buy_in_limits, rathole_departure
 from tables.services.blind_options import seats_announce
 from tables.services.command import TableCommand, table_command
-from tables.services.hands import hand_continue, seat_remove
+from tables.services.hands import hand_continue, hand_start_mark_due, seat_remove
 
 
 def _money(call, **kwargs):
@@ -44,14 +41,6 @@ def _seat_of(cmd: TableCommand, user: User) -> Seat:
     if seat is None:
         raise NotSeated("You are not seated at this table.")
     return seat
-
-
-def _start_soon(cmd: TableCommand) -> None:
-    table = cmd.table
-    if table.status == TableStatus.OPEN and cmd.hand is None:
-        now = timezone.now()
-        due = table.next_hand_at if table.next_hand_at and table.next_hand_at > now else now
-        schedule_hand_start(table_id=table.id, at=due)
 
 
 def _key_reused(message: str) -> TableError:
@@ -147,7 +136,7 @@ def seat_take(
     )
     cmd.seat_added(seat)
     seats_announce(cmd)
-    _start_soon(cmd)
+    hand_start_mark_due(cmd)
     return seat
 
 
@@ -220,7 +209,7 @@ def seat_top_up(cmd: TableCommand, *, user: User, amount: int, idempotency_key: 
     seat.stack += amount
     cmd.save_seat(seat, "stack")
     seats_announce(cmd)
-    _start_soon(cmd)
+    hand_start_mark_due(cmd)
     return seat
 
 
@@ -257,7 +246,7 @@ def seat_sit_in(cmd: TableCommand, *, user: User, post_big_blind: bool = False) 
     if coming_back:
         # Only a player back from sitting out can make a hand possible; a repeated
         # "I'm back" must not queue a hand start each time.
-        _start_soon(cmd)
+        hand_start_mark_due(cmd)
     return seat
 
 

@@ -62,7 +62,7 @@ def browser(live_room) -> Iterator[object]:
 
 @pytest.fixture
 def room(live_room, browser) -> str:
-    """The base URL of the running room (daphne + Celery on the test database)."""
+    """The base URL of the running room (daphne, the timer loop and Celery on the test database)."""
     return live_room
 
 

@@ -1,10 +1,10 @@
 """The poker room in a real Chromium: sit down, play a hand by clicking, time out, errors.
 
 Two players in two browser contexts play heads-up No-Limit Hold'em at a live room
-(daphne + Celery on the test database). Each page's DOM is checked: a player sees their
-own hole cards face up and the opponent's face down (the opponent's cards are nowhere in
-the page) until the showdown turns them up. The screenshots in docs/screenshots/ are
-saved here.
+(daphne, the timer loop and Celery on the test database). Each page's DOM is checked: a
+player sees their own hole cards face up and the opponent's face down (the opponent's
+cards are nowhere in the page) until the showdown turns them up. The screenshots in
+docs/screenshots/ are saved here.
 """
 
 import re
@@ -298,7 +298,7 @@ def test_at_a_hi_lo_showdown_each_winners_plate_says_which_half_they_won(open_pl
     from tests.kit import act_passively, deal, stacked_deck_forced
 
     stake = hilo_stake()
-    # The room's own worker must not deal: this test deals from a known deck.
+    # The room's own timer loop must not deal: this test deals from a known deck.
     table = TableFactory(
         name="Monte Carlo", stake_level=stake, seats=6, pause_between_hands_ms=60_000,
         next_hand_at=timezone.now() + timedelta(hours=1),

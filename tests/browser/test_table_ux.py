@@ -12,7 +12,7 @@
   street), skippable, and none at all under `prefers-reduced-motion`.
 
 Hands are dealt by the tests (`deal`, the tables' next hand an hour away) so that the
-room's own Celery worker deals none under them.
+room's own timer loop deals none under them.
 """
 
 import re

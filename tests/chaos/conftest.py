@@ -1,12 +1,12 @@
-"""Fixtures of the chaos machines: the Celery tasks recorded instead of sent, the
-published messages recorded (services machine), decks shuffled from a seed Hypothesis
-draws, the fault injection in place."""
+"""Fixtures of the chaos machines: no timer loop running, the published messages
+recorded (services machine), decks shuffled from a seed Hypothesis draws, the fault
+injection in place."""
 
 from collections.abc import Iterator
 
 import pytest
 
-from tables import events, scheduling
+from tables import events
 from tables.engine.state import HandState
 from tables.services import hands
 from tests.chaos import recording
@@ -14,11 +14,10 @@ from tests.chaos.stats import STATS
 
 
 @pytest.fixture
-def tasks_recorded(monkeypatch) -> Iterator[recording.Recorded]:
-    """No worker: what the services schedule is recorded; the fault injection is ready."""
+def chaos_ready(timers_stopped, monkeypatch) -> Iterator[recording.Recorded]:
+    """No timer loop (the machine is the clock); seeded decks; the fault injection ready."""
     recording.RECORDED.clear()
     STATS.reset()
-    monkeypatch.setattr(scheduling, "_send_on_commit", recording.send_recorded)
     monkeypatch.setattr(hands, "shuffled_deck", recording.shuffled_deck_seeded)
     monkeypatch.setattr(HandState, "from_dict", staticmethod(recording.load_state_with_faults))
     yield recording.RECORDED
@@ -27,7 +26,7 @@ def tasks_recorded(monkeypatch) -> Iterator[recording.Recorded]:
 
 
 @pytest.fixture
-def messages_recorded(tasks_recorded, monkeypatch) -> recording.Recorded:
+def messages_recorded(chaos_ready, monkeypatch) -> recording.Recorded:
     """The published messages are recorded instead of going to the channel layer."""
     monkeypatch.setattr(events, "_publish", recording.publish_recorded)
-    return tasks_recorded
+    return chaos_ready

@@ -128,7 +128,7 @@ def world_end() -> None:
     that every example starts from an empty room and the audit, which reads the whole
     ledger after every step, stays as quick in the hundredth example as in the first."""
     TransactionTestCase._fixture_teardown(TransactionTestCase())  # the suite's retrying flush
-    RECORDED.clear()  # the tasks and messages of rows that are gone
+    RECORDED.clear()  # the messages of rows that are gone
 
 
 def _system_balance(kind: AccountKind) -> int:

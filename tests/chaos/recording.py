@@ -1,11 +1,11 @@
-"""The room's outside world, recorded instead of used: the Celery tasks the services
-schedule, the messages they publish, and a fault the machine can inject into one table.
+"""The room's outside world, recorded instead of used: the messages the services
+publish, and a fault the machine can inject into one table.
 
-No Celery worker runs under the chaos machines: a scheduled turn timeout or deal is
-recorded and a machine decides when (and whether) it fires, so no clock of the machine
+No timer loop runs under the chaos machines (tests/chaos/conftest.py): a machine decides
+when (and whether) a turn times out or a deal is tried, so no clock of the machine
 running the test moves a table. The services machine also records the published
 messages (the WebSocket machine lets them go to the real Redis channel layer and reads
-them from its sockets).
+them from its sockets); the turns they announce are what a stale timeout is drawn from.
 """
 
 import contextlib
@@ -24,8 +24,6 @@ _load_state = HandState.from_dict
 
 @dataclass
 class Recorded:
-    timeouts: list[tuple[int, int, int]] = field(default_factory=list)
-    deals: list[int] = field(default_factory=list)
     # (table id, hand id the message is about or None, message)
     messages: list[tuple[int, int | None, TableMessage]] = field(default_factory=list)
     broken: set[int] = field(default_factory=set)
@@ -35,29 +33,12 @@ class Recorded:
     shuffler: random.Random = field(default_factory=random.Random)
 
     def clear(self) -> None:
-        self.timeouts.clear()
-        self.deals.clear()
         self.messages.clear()
         self.broken.clear()
         self.armed = False
 
 
 RECORDED = Recorded()
-
-
-def send_recorded(name: str, *, args: tuple[int, ...], eta: object) -> None:
-    """Stands in for `tables.scheduling._send_on_commit`: recorded, never sent."""
-    from django.db import transaction
-
-    from tables.scheduling import ACTION_TIMEOUT_TASK
-
-    def record() -> None:
-        if name == ACTION_TIMEOUT_TASK:
-            RECORDED.timeouts.append(args)  # type: ignore[arg-type]
-        else:
-            RECORDED.deals.append(args[0])
-
-    transaction.on_commit(record)
 
 
 def publish_recorded(table_id: int, messages: list[TableMessage]) -> None:

@@ -14,21 +14,21 @@ The rules are everything a player, the clock or an admin can do, in any order:
 - acting: random legal actions, and illegal ones (another player's turn, a stale turn,
   unknown kinds, negative, huge and non-integer amounts);
 - the clock: a turn's timeout fired early, late, or for a stale turn, the next hand dealt
-  when due, the beat sweep (`sweep_task` called directly);
+  when due, a pass of the timer loop (`timers_run_due` called directly);
 - the admin: pause, close, re-open; and a fault injected into one table (its hand state
   cannot be loaded), which must be isolated: the table is paused after two failures, the
-  sweep goes on with the others, and a re-open after the repair plays on.
+  timer loop's pass goes on with the others, and a re-open after the repair plays on.
 
 What the rules expect is strict where the rules say what must happen: a legal action on
 one's turn is carried out; an illegal one is refused with a `TableError`; a seated player
 can always leave; a replayed key returns what it did the first time (the same seat) or
-`idempotency_key_reused`, and never moves a chip; a timeout, a deal and a sweep never
-raise. Elsewhere a refusal (`TableError`, `CashierError`) is fine; any other exception
+`idempotency_key_reused`, and never moves a chip; a timeout, a deal and a timer pass
+never raise. Elsewhere a refusal (`TableError`, `CashierError`) is fine; any other exception
 is a bug, except on a table the machine broke on purpose.
 
-No Celery worker runs: the tasks the services schedule are recorded (tests/chaos/
-conftest.py) and the machine fires them itself, so time passes only when it says so.
-The messages the services publish are recorded too and checked for every viewer.
+No timer loop runs (tests/chaos/conftest.py): the machine times out turns and deals
+itself, so time passes only when it says so. The messages the services publish are
+recorded and checked for every viewer.
 """
 
 import uuid
@@ -49,7 +49,8 @@ from tables.models import Hand, Seat, Table, TableStatus
 from tables.selectors import table_snapshot
 from tables.services import advance, chat, play, seating, top_up
 from tables.services.admin import table_status_set
-from tables.tasks import hand_start_due, sweep_task
+from tables.services.hands import hand_start_due
+from tables.timers import timers_run_due
 from tests.chaos import harness
 from tests.chaos.recording import RECORDED, faults_armed, injected
 from tests.chaos.stats import STATS, checked, counted
@@ -512,7 +513,12 @@ class ServicesMachine(RuleBasedStateMachine):
             assert acted == due, f"a timeout {'due' if due else 'not yet due'} acted={acted}"
 
     def _stale_timeout(self, data) -> None:
-        mine = [t for t in RECORDED.timeouts if t[0] in {x.pk for x in self.world.tables}]
+        tables = {x.pk for x in self.world.tables}
+        mine = [
+            (table_id, message.public["hand"], message.public["turn"])
+            for table_id, _hand, message in RECORDED.messages
+            if table_id in tables and message.public.get("type") == "turn"
+        ]
         if not mine:
             return
         table_id, hand_id, turn = data.draw(st.sampled_from(mine))
@@ -532,8 +538,8 @@ class ServicesMachine(RuleBasedStateMachine):
 
     @rule(late=st.booleans())
     @counted
-    def sweep(self, late: bool) -> None:
-        """Beat's sweep; `late`: every turn of this world is overdue first."""
+    def timer_pass(self, late: bool) -> None:
+        """A pass of the timer loop; `late`: every turn of this world is overdue first."""
         mine = [t.pk for t in self.world.tables]
         if late:
             Hand.objects.filter(table_id__in=mine, turn_deadline__isnull=False).update(
@@ -548,11 +554,11 @@ class ServicesMachine(RuleBasedStateMachine):
             ).values_list("pk", "turn_version")
         )
         with faults_armed(self.world.broken):
-            sweep_task()  # never raises, whatever a table does
+            timers_run_due(now=timezone.now())  # never raises, whatever a table does
         for hand_id, turn in overdue.items():
             hand = Hand.objects.get(pk=hand_id)
             assert hand.status != "in_progress" or hand.turn_version != turn, (
-                f"the sweep left hand {hand_id}'s overdue turn {turn}"
+                f"the timer pass left hand {hand_id}'s overdue turn {turn}"
             )
 
     # -- the admin ------------------------------------------------------------------------

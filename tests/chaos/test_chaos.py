@@ -54,10 +54,10 @@ def _run_ws_machine(examples: int, steps: int) -> None:
         _loop_close(loop)
 
 
-def test_the_table_socket_survives_anything_clients_send(tasks_recorded):
+def test_the_table_socket_survives_anything_clients_send(chaos_ready):
     _run_ws_machine(examples=10, steps=15)
 
 
 @pytest.mark.verify
-def test_the_table_socket_survives_a_long_chaos_run(tasks_recorded):
+def test_the_table_socket_survives_a_long_chaos_run(chaos_ready):
     _run_ws_machine(examples=100, steps=30)

@@ -47,7 +47,7 @@ from tables import commands
 from tables.engine.actions import Action
 from tables.models import Hand, Seat
 from tables.services import play
-from tables.tasks import hand_start_due
+from tables.services.hands import hand_start_due
 from tests.chaos import harness
 from tests.chaos.recording import RECORDED
 from tests.chaos.stats import STATS, checked, counted

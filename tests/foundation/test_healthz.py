@@ -1,4 +1,4 @@
-"""GET /healthz reports PostgreSQL, Redis, a Celery worker, the beat sweeper, and tables
+"""GET /healthz reports PostgreSQL, Redis, a Celery worker, the timer loop, and tables
 that stopped playing (paused by failing commands, or a turn overdue by over a minute)."""
 
 from datetime import timedelta
@@ -7,21 +7,23 @@ import pytest
 from django.utils import timezone
 
 from tables.models import Hand, HandStatus, Heartbeat, Table, TableStatus
-from tables.tasks import SWEEP_HEARTBEAT, sweep_task
+from tables.timers import HEARTBEAT, timers_heartbeat
 from tests.kit import TableFactory, deal, seat_players
 
-CHECKS = {"database", "redis", "celery", "beat", "tables", "turns"}
+CHECKS = {"database", "redis", "celery", "timers", "tables", "turns"}
 
 
-def beat_ran(seconds_ago: float = 0) -> None:
+def timers_ran(seconds_ago: float = 0) -> None:
     Heartbeat.objects.update_or_create(
-        name=SWEEP_HEARTBEAT, defaults={"at": timezone.now() - timedelta(seconds=seconds_ago)}
+        name=HEARTBEAT, defaults={"at": timezone.now() - timedelta(seconds=seconds_ago)}
     )
 
 
 @pytest.mark.django_db
-def test_healthz_is_200_when_everything_answers_and_the_sweeper_ran(client, celery_worker_process):
-    sweep_task()  # what beat sends every 5 s
+def test_healthz_is_200_when_everything_answers_and_the_timer_loop_ran(
+    client, celery_worker_process
+):
+    timers_heartbeat(now=timezone.now())  # what the timer loop does every 2 s
     response = client.get("/healthz")
     assert response.status_code == 200, response.json()
     body = response.json()
@@ -35,7 +37,7 @@ def test_healthz_is_200_when_everything_answers_and_the_sweeper_ran(client, cele
 def test_healthz_is_503_and_names_redis_when_redis_is_unreachable(
     client, settings, celery_worker_process
 ):
-    beat_ran()
+    timers_ran()
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
     response = client.get("/healthz")
     assert response.status_code == 503
@@ -66,23 +68,23 @@ def test_healthz_reuses_a_recent_report_so_a_flood_costs_one_round_of_checks(
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("seconds_ago", [None, 31])
-def test_healthz_is_503_when_the_beat_sweeper_has_not_run_lately(
+@pytest.mark.parametrize("seconds_ago", [None, 16])
+def test_healthz_is_503_when_the_timer_loop_has_not_run_lately(
     client, celery_worker_process, seconds_ago
 ):
     Heartbeat.objects.all().delete()
     if seconds_ago is not None:
-        beat_ran(seconds_ago)
+        timers_ran(seconds_ago)
     response = client.get("/healthz")
     assert response.status_code == 503
     body = response.json()
-    assert body["failing"] == ["beat"]
-    assert "is celery beat" in body["checks"]["beat"]["detail"]
+    assert body["failing"] == ["timers"]
+    assert "is `manage.py run_timers` running?" in body["checks"]["timers"]["detail"]
 
 
 @pytest.mark.django_db
 def test_healthz_is_503_and_names_a_table_paused_by_failures(client, celery_worker_process):
-    beat_ran()
+    timers_ran()
     table = TableFactory(name="Frozen Table")
     Table.objects.filter(pk=table.pk).update(
         status=TableStatus.PAUSED,
@@ -102,7 +104,7 @@ def test_healthz_is_503_and_names_a_table_paused_by_failures(client, celery_work
 def test_healthz_is_503_and_names_a_hand_whose_turn_is_overdue_by_more_than_a_minute(
     client, celery_worker_process
 ):
-    beat_ran()
+    timers_ran()
     table = TableFactory(name="Stuck Table", seats=6)
     seat_players(table, 2)
     hand = deal(table)

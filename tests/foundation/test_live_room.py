@@ -1,18 +1,16 @@
 """The room runs as it does in production: daphne serving HTTP, static files and
-WebSockets, with a Celery worker, all reachable from outside the test process."""
+WebSockets, with the timer loop and a Celery worker, all reachable from outside the test
+process."""
 
 import json
 import urllib.request
 
 import pytest
 
-from tables.tasks import sweep_task
-
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_the_live_room_serves_health_pages_and_static_files(live_room):
-    sweep_task()  # as beat would (the live room runs no beat; see test_process_kills.py)
     with urllib.request.urlopen(f"{live_room}/healthz") as response:  # noqa: S310
         assert json.load(response)["status"] == "ok"
     with urllib.request.urlopen(f"{live_room}/static/css/room.css") as response:  # noqa: S310

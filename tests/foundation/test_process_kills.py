@@ -1,78 +1,40 @@
-"""Issue 12, faults: a Celery worker or beat killed with SIGKILL, then restarted.
+"""Issue 12 and 15, faults: the timer loop killed with SIGKILL, then restarted or replaced.
 
-* A worker holds the turn timeouts it was sent, due later, in memory; Redis gives such
-  a message back only after the broker's visibility timeout (an hour). A killed
-  worker's pending turns used to wait for the beat sweeper (and with beat down too,
-  forever). A starting worker now schedules every pending turn's timeout again and
-  times out the overdue ones at once, so the turn times out about on time.
-* A dead beat sends no sweep: /healthz says so (`beat`), and says it no more once beat
-  is back.
+* The loop holds nothing in memory (the deadlines are in the database), so a killed
+  loop's pending turn times out on time once a loop runs again: restarted at once (as
+  honcho or systemd would), or a standby loop that takes over as the leader dies.
+* No loop at all: /healthz says so (`timers`), and says it no more once one is back.
 
-These tests start their own worker and beat on a queue of their own (never the suite's
-worker), kill only those, and print how late the turn timed out.
+These tests stop the suite's own timer loop (if it runs), start loops of their own, kill
+only those, and print how late the turn timed out.
 """
 
-import os
 import signal
 import subprocess
-import uuid
-from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
 
 import pytest
-import redis
-from django.conf import settings
+from django.utils import timezone
 
-from poker_room.celery import app as celery_app
-from tables.models import Hand, HandEvent
+from tables.models import Hand, HandEvent, Heartbeat
+from tables.timers import HEARTBEAT
 from tests.conftest import room_process, wait_for, wait_until_up
 from tests.kit import StakeLevelFactory, TableFactory, seat_players
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("timers_stopped")]
 
 
-@pytest.fixture
-def queue(monkeypatch) -> Iterator[str]:
-    """A queue of this test's own: its processes and this process send and take there."""
-    name = f"{settings.CELERY_TASK_DEFAULT_QUEUE}-kills-{uuid.uuid4().hex[:6]}"
-    monkeypatch.setenv("CELERY_TASK_DEFAULT_QUEUE", name)  # for the processes it starts
-    before = celery_app.conf.task_default_queue
-    celery_app.conf.task_default_queue = name
-    yield name
-    celery_app.conf.task_default_queue = before
-    # What the stopped workers left in Redis: this queue's own keys, nothing else.
-    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    try:
-        client.delete(name, f"_kombu.binding.{name}", f"_kombu.binding_permanent.{name}")
-    finally:
-        client.close()
+def loop():
+    return room_process(["manage", "run_timers"], log_name=".pytest-kills-timers.log", append=True)
 
 
-def worker(queue: str, node: str):
-    """A worker on the test's queue (the `queue` fixture's environment); its log is kept
-    across a restart."""
-    args = ["celery", "-A", "poker_room", "worker", "--pool=solo", "--loglevel=INFO",
-            "-Q", queue, "-n", node, "--without-gossip", "--without-mingle"]  # fmt: skip
-    return room_process(args, log_name=".pytest-kills-worker.log", append=True)
-
-
-def beat(schedule: Path):
-    """A beat sending to the test's queue (the `queue` fixture's environment)."""
-    args = ["celery", "-A", "poker_room", "beat", "--loglevel=INFO", "--schedule", str(schedule)]
-    return room_process(args, log_name=".pytest-kills-beat.log", append=True)
-
-
-def answers_ping(node: str) -> bool:
-    return bool(celery_app.control.ping(destination=[node], timeout=0.5))
-
-
-def holds_turn_timeout(node: str) -> bool:
-    scheduled = celery_app.control.inspect(destination=[node], timeout=1.0).scheduled() or {}
-    return any(
-        entry["request"]["name"] == "tables.action_timeout"
-        for entries in scheduled.values()
-        for entry in entries
+def leads(proc: subprocess.Popen) -> None:
+    """Wait until a loop leads (it records a heartbeat once it holds the leader lock)."""
+    since = timezone.now()
+    wait_until_up(
+        proc,
+        lambda: Heartbeat.objects.filter(name=HEARTBEAT, at__gte=since).exists(),
+        "the timer loop",
     )
 
 
@@ -81,59 +43,76 @@ def kill(proc: subprocess.Popen) -> None:
     proc.wait(timeout=10)
 
 
-def test_a_killed_workers_pending_turn_times_out_on_time_after_its_restart(queue, capsys):
-    node = f"kills-{uuid.uuid4().hex[:6]}@{os.uname().nodename}"
-    stake = StakeLevelFactory()
+def dealt_table(*, action_seconds: int):
     table = TableFactory(
-        stake_level=stake, seats=6, action_seconds=10, time_bank_seconds=0, pause_between_hands_ms=0
+        stake_level=StakeLevelFactory(),
+        seats=6,
+        action_seconds=action_seconds,
+        time_bank_seconds=0,
+        pause_between_hands_ms=0,
     )
-    with worker(queue, node) as first:
-        wait_until_up(first, lambda: answers_ping(node), "the first worker")
-        seat_players(table, 2)
-        # The worker deals (the hand-start task) and is sent the first turn's timeout.
-        hand = wait_for(
-            lambda: Hand.objects.filter(table=table).first(), timeout=30, what="the worker deals"
-        )
-        wait_for(lambda: holds_turn_timeout(node), timeout=20, what="the worker holds the timeout")
+    seat_players(table, 2)  # the loop deals
+    hand = wait_for(
+        lambda: Hand.objects.filter(table=table).first(), timeout=30, what="the loop deals"
+    )
+    return table, hand
+
+
+def lateness_of(hand: Hand, deadline: datetime) -> float:
+    timed_out = wait_for(
+        lambda: HandEvent.objects.filter(hand=hand, type="timed_out").first(),
+        timeout=45,
+        what="the turn times out",
+    )
+    return (timed_out.created_at - deadline).total_seconds()
+
+
+def test_a_killed_loops_pending_turn_times_out_on_time_after_its_restart(capsys):
+    with loop() as first:
+        leads(first)
+        _table, hand = dealt_table(action_seconds=10)
         kill(first)
     assert not HandEvent.objects.filter(hand=hand, type="timed_out").exists()
     deadline: datetime = Hand.objects.get(pk=hand.pk).turn_deadline
-    # Restarted at once (as honcho or systemd would); no beat runs in this test.
-    with worker(queue, node):
-        timed_out = wait_for(
-            lambda: HandEvent.objects.filter(hand=hand, type="timed_out").first(),
-            timeout=45,
-            what="the turn times out",
-        )
-    lateness = (timed_out.created_at - deadline).total_seconds()
+    with loop():  # restarted at once
+        lateness = lateness_of(hand, deadline)
     with capsys.disabled():
-        print(f"\n  the killed worker's turn timed out {lateness:+.1f} s after its deadline")
+        print(f"\n  the killed loop's turn timed out {lateness:+.3f} s after its deadline")
     assert lateness > 0  # never early
-    assert lateness < 30  # generous: the aim is 10 s, on a loaded 2-core machine
+    assert lateness < 2  # the loop wakes at the deadline; a generous bound on 2 cores
 
 
-def test_healthz_reports_a_killed_beat_and_recovers_when_it_is_back(
-    queue, client, settings, tmp_path
-):
-    settings.HEALTH_SWEEP_MAX_AGE_SECONDS = 8  # beat sweeps every 5 s; 30 s in production
-    node = f"kills-{uuid.uuid4().hex[:6]}@{os.uname().nodename}"
+def test_a_standby_loop_takes_over_when_the_leader_is_killed(capsys):
+    with loop() as leader:
+        leads(leader)
+        with loop() as standby:
+            _table, hand = dealt_table(action_seconds=4)
+            kill(leader)
+            deadline: datetime = Hand.objects.get(pk=hand.pk).turn_deadline
+            lateness = lateness_of(hand, deadline)
+            assert standby.poll() is None
+    with capsys.disabled():
+        print(f"\n  the standby timed the turn out {lateness:+.3f} s after its deadline")
+    assert 0 < lateness < 3  # a standby retries the lock every second
 
-    def beat_check() -> dict:
-        return client.get("/healthz").json()["checks"]["beat"]
 
-    with worker(queue, node) as running:
-        wait_until_up(running, lambda: answers_ping(node), "the worker")
-        with beat(tmp_path / "schedule") as first_beat:
-            wait_for(lambda: beat_check()["ok"], timeout=30, what="a sweep is recorded")
-            kill(first_beat)
-        check = wait_for(
-            lambda: not beat_check()["ok"] and beat_check(),
-            timeout=30,
-            what="healthz reports beat",
-        )
-        response = client.get("/healthz")
-        assert response.status_code == 503
-        assert "beat" in response.json()["failing"]
-        assert "is celery beat" in check["detail"]
-        with beat(tmp_path / "schedule"):
-            wait_for(lambda: beat_check()["ok"], timeout=30, what="healthz sees beat again")
+def test_healthz_reports_a_killed_loop_and_recovers_when_one_is_back(client, settings):
+    settings.HEALTH_TIMERS_MAX_AGE_SECONDS = 4  # the loop beats every 2 s; 15 s in production
+
+    def timers_check() -> dict:
+        return client.get("/healthz").json()["checks"]["timers"]
+
+    with loop() as first:
+        wait_for(lambda: timers_check()["ok"], timeout=30, what="a heartbeat is recorded")
+        kill(first)
+    check = wait_for(
+        lambda: not timers_check()["ok"] and timers_check(),
+        timeout=30,
+        what="healthz reports the loop",
+    )
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert "timers" in response.json()["failing"]
+    assert "run_timers" in check["detail"]
+    with loop():
+        wait_for(lambda: timers_check()["ok"], timeout=30, what="healthz sees a loop again")

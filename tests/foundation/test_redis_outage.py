@@ -16,6 +16,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.test import override_settings
-from kombu.exceptions import OperationalError as KombuOperationalError
+from django.utils import timezone
 from redis.exceptions import ConnectionError as RedisConnectionError
 from rest_framework.test import APIClient
 
@@ -173,7 +174,8 @@ def test_the_celery_worker_survives_a_redis_restart(private_redis, settings, mon
         def send(countdown: float | None = None) -> str:
             task_id = uuid.uuid4().hex
             app.send_task(
-                "tables.sweep", task_id=task_id, queue=queue, countdown=countdown,
+                "tables.tasks.rake_report_daily_task", task_id=task_id, queue=queue,
+                countdown=countdown,
                 connection=connection,
             )  # fmt: skip
             return task_id
@@ -183,14 +185,14 @@ def test_the_celery_worker_survives_a_redis_restart(private_redis, settings, mon
         wait_for(
             lambda: worker_log_has(log, f"[{first}] succeeded"), seconds=60, what="a first task"
         )
-        # Timers the worker holds unacknowledged when Redis goes: the crash came while
-        # restoring them.
+        # Tasks due later (an ETA) the worker holds unacknowledged when Redis goes: the
+        # crash came while restoring them.
         for _ in range(3):
             send(countdown=300)
         wait_for(
             lambda: log.read_text(errors="replace").count("received") >= 4,
             seconds=30,
-            what="the timers to reach the worker",
+            what="the delayed tasks to reach the worker",
         )
 
         private_redis.stop()
@@ -273,19 +275,17 @@ def test_a_player_logs_in_while_redis_is_down(client, caplog):
 
 @pytest.mark.django_db(transaction=True)
 def test_seating_over_rest_answers_when_redis_fails_after_the_commit(monkeypatch, caplog):
-    """The broker (deals, timeouts) and the channel layer (broadcasts) are Redis; they are
-    used only after a command commits, so their failure must not turn its answer into a
-    500: the sweep re-arms the timers and viewers resync at the gap."""
-
-    def broker_down(*args, **kwargs):
-        raise KombuOperationalError("Error 111 connecting to Redis. Connection refused.")
+    """The channel layer (broadcasts) is Redis; it is used only after a command commits,
+    so its failure must not turn its answer into a 500: viewers resync at the gap. (The
+    deals and timeouts need no Redis: their deadlines are in the database.)"""
 
     def channel_layer_down(*args, **kwargs):
         raise RedisConnectionError("Error 111 connecting to Redis. Connection refused.")
 
-    monkeypatch.setattr("tables.scheduling.app.send_task", broker_down)
     monkeypatch.setattr("tables.events._publish", channel_layer_down)
-    table = TableFactory(seats=6)
+    # No deal meanwhile (a running timer loop would deal the two, and leaving would wait
+    # for the hand's end): the next hand is an hour away.
+    table = TableFactory(seats=6, next_hand_at=timezone.now() + timedelta(hours=1))
     players = [UserFactory() for _ in range(2)]
     for number, player in enumerate(players, start=1):
         deposit_create(user=player, amount=50_000, idempotency_key=f"outage-{number}")

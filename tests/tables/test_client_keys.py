@@ -18,7 +18,7 @@ from tests.tables.test_consumers import connect_as, play_one_hand
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("celery_worker_process"),
+    pytest.mark.usefixtures("timer_process"),
 ]
 
 

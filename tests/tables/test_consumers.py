@@ -1,4 +1,4 @@
-"""The table WebSocket, end to end: real Redis channel layer, real Celery worker.
+"""The table WebSocket, end to end: real Redis channel layer, real timer loop.
 
 Several clients connect to one table, sit down, and play full hands by sending commands;
 every client must see an unbroken, numbered stream, only its own hole cards, and an
@@ -21,7 +21,7 @@ from tests.kit import StakeLevelFactory, TableFactory, funded_player
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("celery_worker_process"),
+    pytest.mark.usefixtures("timer_process"),
 ]
 
 router = URLRouter(websocket_urlpatterns)

@@ -128,7 +128,7 @@ def test_the_timeout_of_the_other_player_moves_past_a_leaver_who_can_check(table
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("celery_worker_process")
+@pytest.mark.usefixtures("timer_process")
 async def test_over_the_websocket_the_other_players_check_is_acked_and_the_hand_goes_on(table):
     """The repro of the finding: the big blind's flop check used to close its socket
     with 1011 and leave the hand in progress for good."""

@@ -1,6 +1,6 @@
 """The bots: their strategy against the real engine, and whole runs against a live room.
 
-The live test starts daphne and a Celery worker on the test database (`live_room`); the
+The live test starts daphne and the timer loop on the test database (`live_room`); the
 bots log in over HTTP, deposit through the cashier API and play over the WebSocket, as
 browsers would. The database is read only to check what they did. One run has its web
 process killed and restarted midway: the bots must ride through it.
@@ -260,9 +260,7 @@ def _finished_hands() -> int:
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_bots_ride_through_a_web_restart_and_leave_with_their_chips(
-    celery_worker_process, tmp_path
-):
+async def test_bots_ride_through_a_web_restart_and_leave_with_their_chips(timer_process, tmp_path):
     """The web process is killed after the first hand and started again: the bots
     reconnect with backoff, finish their hands, leave, and their stacks go home."""
     daphne = RestartableDaphne(tmp_path / "daphne.log")

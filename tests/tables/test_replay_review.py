@@ -400,7 +400,7 @@ def ws_table(transactional_db):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("celery_worker_process")
+@pytest.mark.usefixtures("timer_process")
 async def test_websocket_bad_keys_are_errors_that_keep_the_socket_and_move_nothing(ws_table):
     alice = await sync_to_async(funded_player)()
     a = connect_as(alice, ws_table.id)
@@ -426,7 +426,7 @@ async def test_websocket_bad_keys_are_errors_that_keep_the_socket_and_move_nothi
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("celery_worker_process")
+@pytest.mark.usefixtures("timer_process")
 async def test_one_key_over_rest_then_the_websocket_is_two_requests_and_seats_once(ws_table):
     alice = await sync_to_async(funded_player)()
     url = f"/api/tables/{ws_table.id}/seat"
@@ -445,7 +445,7 @@ async def test_one_key_over_rest_then_the_websocket_is_two_requests_and_seats_on
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("celery_worker_process")
+@pytest.mark.usefixtures("timer_process")
 async def test_two_tabs_replaying_one_sit_key_both_get_an_ack_and_one_seat(ws_table):
     alice = await sync_to_async(funded_player)()
     tabs = [connect_as(alice, ws_table.id), connect_as(alice, ws_table.id)]

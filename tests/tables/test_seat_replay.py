@@ -187,7 +187,7 @@ def ws_table(transactional_db):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("celery_worker_process")
+@pytest.mark.usefixtures("timer_process")
 async def test_websocket_sit_leave_and_replay_is_refused_and_top_up_replay_adds_nothing(
     ws_table,
 ):

@@ -16,7 +16,7 @@ from tables.exceptions import (
     TableError,
 )
 from tables.ledger import table_account_get
-from tables.models import Departure, Hand, HandEvent, HandStatus, Seat, SeatStatus
+from tables.models import Departure, Hand, HandEvent, HandStatus, Seat, SeatStatus, Table
 from tables.services import play, seating
 from tests.kit import current, deal, funded_player, key
 
@@ -427,21 +427,23 @@ def test_the_daily_all_in_protection_limit_turns_protection_into_a_fold(table, s
     assert (timed_out.data["seat"], timed_out.data["resolution"]) == (2, "fold")
 
 
-def test_only_a_player_back_from_sitting_out_asks_for_a_hand_to_start(table, monkeypatch):
-    """ "I'm back" sent again and again by a player who is already in must not queue a
-    hand start (a Celery task) each time; the first one back from sitting out does."""
-    starts = []
-    monkeypatch.setattr(seating, "schedule_hand_start", lambda **kw: starts.append(kw))
+def test_only_a_player_back_from_sitting_out_asks_for_a_hand_to_start(table):
+    """ "I'm back" sent again and again by a player who is already in must not ask the
+    timer loop for a deal each time; the first one back from sitting out does."""
+
+    def deal_due() -> bool:
+        return Table.objects.get(pk=table.pk).next_hand_at is not None
+
     a = funded_player()
     sit(table, a, 1)
-    starts.clear()
+    assert deal_due()  # sitting down asks for a deal
+    Table.objects.filter(pk=table.pk).update(next_hand_at=None)  # as a try that dealt none
     for _ in range(5):
         seating.seat_sit_in(table_id=table.id, user=a)
-    assert starts == []
+    assert not deal_due()
     seating.seat_sit_out(table_id=table.id, user=a)
     seating.seat_sit_in(table_id=table.id, user=a)
-    seating.seat_sit_in(table_id=table.id, user=a)
-    assert len(starts) == 1
+    assert deal_due()
 
 
 def test_a_player_back_from_sitting_out_waits_for_the_big_blind_like_a_newcomer(table):

@@ -1,9 +1,10 @@
 """Finding 5 of issue 12: one broken table stopped the room's safety net.
 
 `tables.sweep` stopped at the first exception, so after one frozen table no lost
-timeout or deal was recovered anywhere. Every task now isolates each table, and a table
-whose commands fail twice in a row (a bug, not a refusal) is paused with a reason the
-admin and /healthz show; re-opening it in the admin clears the reason.
+timeout or deal was recovered anywhere. The timer loop's pass (which does the sweep's
+work now) isolates each table, and a table whose commands fail twice in a row (a bug,
+not a refusal) is paused with a reason the admin and /healthz show; re-opening it in the
+admin clears the reason.
 
 A "broken table" here is a hand whose saved engine state cannot be read (as a bug that
 wrote a bad state would leave it): every command on it raises. These tests commit (the
@@ -23,7 +24,7 @@ from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
 from tables.services import play
 from tables.services.chat import chat_mute_set, chat_send
 from tables.services.command import FAILURES_BEFORE_PAUSE
-from tables.tasks import action_timeout_task, hand_start_task, sweep_task
+from tables.timers import timers_run_due
 from tests.kit import (
     StakeLevelFactory,
     TableFactory,
@@ -33,7 +34,8 @@ from tests.kit import (
     seat_players,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The tests run the timer loop's passes themselves.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("timers_stopped")]
 
 LONG_AGO = "2000-01-01T00:00Z"
 
@@ -43,9 +45,9 @@ def an_hour_from_now():
 
 
 def table_with_hand(name: str) -> Table:
-    """A heads-up table with its first hand dealt, that no task touches during the test
-    (players sit while the next hand is an hour away, so the deal they schedule is for
-    then; the test deals; timeouts are far away)."""
+    """A heads-up table with its first hand dealt, that no timer touches during the test
+    (players sit while the next hand is an hour away, so no deal is due; the test deals;
+    timeouts are far away)."""
     table = TableFactory(
         name=name,
         stake_level=StakeLevelFactory(),
@@ -76,9 +78,9 @@ def break_hand():
         Hand.objects.filter(pk=pk).update(state=state)
 
 
-def overdue(table: Table) -> Hand:
+def overdue(table: Table, since: str = LONG_AGO) -> Hand:
     hand = Hand.objects.get(table=table, status=HandStatus.IN_PROGRESS)
-    Hand.objects.filter(pk=hand.pk).update(turn_deadline=LONG_AGO)
+    Hand.objects.filter(pk=hand.pk).update(turn_deadline=since)
     hand.refresh_from_db()
     return hand
 
@@ -87,24 +89,26 @@ def timed_out(table: Table) -> bool:
     return HandEvent.objects.filter(hand__table=table, type="timed_out").exists()
 
 
-def test_the_sweep_goes_on_past_a_broken_table_and_recovers_the_others(break_hand):
+def a_pass():
+    return timers_run_due(now=timezone.now())
+
+
+def test_a_pass_goes_on_past_a_broken_table_and_serves_the_others(break_hand):
     broken = table_with_hand("Broken")
     healthy = table_with_hand("Healthy")
-    # Players sit while the next hand is an hour away (the deal is scheduled for then),
-    # then it is due at once behind the services' back: its deal is "lost", only the
-    # sweep can make it.
+    # Players sit while the next hand is an hour away, then it is due.
     idle = TableFactory(
         name="Idle", seats=6, pause_between_hands_ms=0, next_hand_at=an_hour_from_now()
     )
     seat_players(idle, 2)
-    Table.objects.filter(pk=idle.pk).update(next_hand_at=None)
+    Table.objects.filter(pk=idle.pk).update(next_hand_at=timezone.now())
     break_hand(broken)
-    overdue(broken)
-    overdue(healthy)
-    result = sweep_task()
-    assert result["failed"] == 1
-    assert result["timeouts"] == 1 and timed_out(healthy)
-    assert result["started"] >= 1 and Hand.objects.filter(table=idle).exists()
+    overdue(broken)  # the earlier deadline: the pass meets the broken table first
+    overdue(healthy, since="2000-01-01T00:01Z")
+    result = a_pass()
+    assert result.failed == 1
+    assert result.timeouts == 1 and timed_out(healthy)
+    assert result.deals == 1 and Hand.objects.filter(table=idle).exists()
     broken.refresh_from_db()
     assert broken.failure_count == 1 and broken.status == TableStatus.OPEN
 
@@ -115,10 +119,10 @@ def test_a_table_failing_twice_in_a_row_is_paused_with_a_reason_and_reopening_cl
     table = table_with_hand("Frozen")
     good_state = break_hand(table)
     hand = overdue(table)
-    assert action_timeout_task(table.id, hand.id, hand.turn_version) is False
+    assert a_pass().failed == 1
     table.refresh_from_db()
     assert (table.failure_count, table.status, table.paused_reason) == (1, TableStatus.OPEN, "")
-    sweep_task()
+    a_pass()
     table.refresh_from_db()
     assert table.failure_count == 2
     assert table.status == TableStatus.PAUSED
@@ -129,8 +133,8 @@ def test_a_table_failing_twice_in_a_row_is_paused_with_a_reason_and_reopening_cl
     assert escape(table.paused_reason) in listing
     page = admin_client.get(f"/admin/tables/table/{table.id}/change/").content.decode()
     assert "failed 2 times in a row" in page
-    # The sweep leaves a table paused by failures to the admin.
-    assert sweep_task()["failed"] == 0
+    # The timer loop leaves a table paused by failures to the admin.
+    assert a_pass().failed == 0
     # The admin repairs the hand and re-opens the table: a fresh start, and it plays on.
     Hand.objects.filter(pk=hand.pk).update(state=good_state)
     response = admin_client.post(
@@ -139,7 +143,7 @@ def test_a_table_failing_twice_in_a_row_is_paused_with_a_reason_and_reopening_cl
     assert response.status_code == 302
     table.refresh_from_db()
     assert (table.failure_count, table.status, table.paused_reason) == (0, TableStatus.OPEN, "")
-    assert sweep_task()["timeouts"] == 1
+    assert a_pass().timeouts == 1
     assert timed_out(table)
 
 
@@ -206,6 +210,8 @@ def test_a_deal_that_fails_is_isolated_and_counted_too(break_hand):
     table = table_with_hand("Deal")
     # The last hand's state is unreadable: the next deal reads it (for a kill) and fails.
     break_hand(table, status=HandStatus.FINISHED)
-    assert hand_start_task(table.id) is None
+    Table.objects.filter(pk=table.pk).update(next_hand_at=timezone.now())
+    result = a_pass()
+    assert (result.deals, result.failed) == (0, 1)
     table.refresh_from_db()
     assert table.failure_count == 1

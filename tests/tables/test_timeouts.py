@@ -1,4 +1,4 @@
-"""RULES §5 with a real Celery worker: a player who does not act is checked, protected or
+"""RULES §5 with the real timer loop: a player who does not act is checked, protected or
 folded when their time runs out, and the hand goes on without anyone's help."""
 
 import pytest
@@ -11,7 +11,7 @@ from tests.kit import StakeLevelFactory, TableFactory, seat_players
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("celery_worker_process"),
+    pytest.mark.usefixtures("timer_process"),
 ]
 
 
@@ -31,7 +31,7 @@ def timed_out_events(table):
 def test_a_player_who_owes_a_call_with_money_in_is_all_in_protected():
     table = fast_table()
     seat_players(table, 3)
-    # The worker deals; nobody acts: the first to act preflop owes the big blind and has
+    # The timer loop deals; nobody acts: the first to act preflop owes the big blind and has
     # put nothing in, so folds; the small blind owes and has money in: protected.
     events = wait_for(lambda: len(timed_out_events(table)) >= 2 and timed_out_events(table))
     resolutions = [e.data["resolution"] for e in events[:2]]
