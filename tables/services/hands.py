@@ -9,7 +9,7 @@ them work inside a table command (tables/services/command.py).
 """
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db.models import Max
 from django.utils import timezone
@@ -22,7 +22,7 @@ from tables.engine.presets import advance_options, bet_presets
 from tables.engine.state import HandState, start_hand
 from tables.hand_helper import shown_hands
 from tables.ledger import table_account_ensure
-from tables.messages import AdvanceNote, SeatLeft, ShowdownHands, Turn
+from tables.messages import AdvanceNote, RunTwiceAsk, SeatLeft, ShowdownHands, Turn
 from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, SeatStatus, TableStatus
 from tables.rake import rake_contributions_record
 from tables.scheduling import schedule_hand_start, schedule_turn_timeout
@@ -140,6 +140,8 @@ def hand_continue(cmd: TableCommand) -> None:
     cmd.save_hand()
     if state.over:
         _hand_settle(cmd, hand=hand, state=state)
+    elif state.run_twice is not None and state.asking_run_twice:
+        run_twice_ask(cmd, seats=list(state.run_twice.undecided))
     else:
         turn_start(cmd)
 
@@ -158,19 +160,39 @@ def _advance_clear(cmd: TableCommand, seat: Seat) -> None:
 
 def turn_start(cmd: TableCommand) -> None:
     """Give the actor their time (RULES §5) and tell the table whose turn it is."""
-    table, hand = cmd.table, cmd.hand
+    table = cmd.table
+    hand, deadline = _turn_next(cmd, seconds=table.action_seconds + table.time_bank_seconds)
+    turn_announce(cmd)
+    _turn_timeout_schedule(cmd, hand, deadline)
+
+
+def run_twice_ask(cmd: TableCommand, *, seats: list[int]) -> None:
+    """Ask the players all-in at `seats` whether to run it twice. Their clock is a turn
+    of the hand (the action clock, no time bank): `turn_timeout` ends it."""
+    hand, deadline = _turn_next(cmd, seconds=cmd.table.action_seconds)
+    turn = hand.turn_version
+    cmd.emit(RunTwiceAsk(hand=hand.id, turn=turn, deadline=deadline.isoformat(), seats=seats))
+    _turn_timeout_schedule(cmd, hand, deadline)
+
+
+def _turn_next(cmd: TableCommand, *, seconds: int) -> tuple[Hand, datetime]:
+    """Number the hand's next turn and give it `seconds` from now; the hand and the
+    turn's deadline."""
+    hand = cmd.hand
     if hand is None:
         raise ValueError("a turn starts in a hand in progress")
+    deadline = timezone.now() + timedelta(seconds=seconds)
     hand.turn_version += 1
     hand.turn_bonus_used = False
-    hand.turn_deadline = timezone.now() + timedelta(
-        seconds=table.action_seconds + table.time_bank_seconds
-    )
+    hand.turn_deadline = deadline
     cmd.save_hand()
-    turn_announce(cmd)
-    schedule_turn_timeout(
-        table_id=table.id, hand_id=hand.id, turn=hand.turn_version, at=hand.turn_deadline
-    )
+    return hand, deadline
+
+
+def _turn_timeout_schedule(cmd: TableCommand, hand: Hand, deadline: datetime) -> None:
+    """Have the hand's current turn timed out at its deadline."""
+    turn = hand.turn_version
+    schedule_turn_timeout(table_id=cmd.table.id, hand_id=hand.id, turn=turn, at=deadline)
 
 
 def turn_announce(cmd: TableCommand, *, reconnect_bonus_seconds: int | None = None) -> None:
