@@ -27,10 +27,11 @@ HOLDEM = TableConfig(game="holdem", structure="NL", big_blind=100, rake_caps=(),
 
 def heads_up_all_in(board: str) -> tuple[HandState, list]:
     """Aces (seat 1, the button) against kings, 10050 each, all-in preflop; ``board``
-    is what the deck holds after the hole cards."""
+    is what the deck holds after the hole cards. Returns the state and every event."""
     holes = {1: "AhAd", 2: "KhKd"}
-    state, _ = begin(HOLDEM, {1: 10_050, 2: 10_050}, button=1, holes=holes, board=board)
-    return run(state, "raise 10050", "call")
+    state, dealt = begin(HOLDEM, {1: 10_050, 2: 10_050}, button=1, holes=holes, board=board)
+    state, events = run(state, "raise 10050", "call")
+    return state, dealt + events
 
 
 def agree_all(state: HandState, *seats: int) -> tuple[HandState, list]:
