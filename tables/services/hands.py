@@ -3,8 +3,9 @@
 `hand_start_if_ready` deals a new hand when the table may (open, no hand in progress,
 the pause over, two or more players ready). `hand_continue` is called after every engine
 transition: it folds players who asked to leave when their turn comes (checks for them
-when that is free), then either starts the next turn (deadline, timeout task) or settles
-the hand (stacks, rake to the house, leavers cashed out, next hand scheduled). All of
+when that is free; refuses for them when asked to run it twice), then either starts the
+next turn (deadline, timeout task), asks the players all-in whether to run it twice, or
+settles the hand (stacks, rake to the house, leavers cashed out, next hand scheduled). All of
 them work inside a table command (tables/services/command.py).
 """
 
@@ -114,6 +115,13 @@ def hand_continue(cmd: TableCommand) -> None:
                 _advance_clear(cmd, seat)
         if state.over:
             break
+        if state.run_twice is not None and state.asking_run_twice:
+            # A player who asked to leave refuses to run it twice, as they fold on a turn.
+            leaver = next((s for s in cmd.seats if _leaving_undecided(cmd, s)), None)
+            if leaver is None:
+                break
+            cmd.apply(Action.run_twice(leaver.number, agree=False))
+            continue
         actor = cmd.seat_at(state.actor)
         if actor is None:
             break
@@ -144,6 +152,17 @@ def hand_continue(cmd: TableCommand) -> None:
         run_twice_ask(cmd, seats=list(state.run_twice.undecided))
     else:
         turn_start(cmd)
+
+
+def _leaving_undecided(cmd: TableCommand, seat: Seat) -> bool:
+    """Whether the seat's player asked to leave and is still asked to run it twice."""
+    agreement = cmd.state.run_twice
+    return (
+        seat.leave_after_hand
+        and agreement is not None
+        and seat.number in agreement.undecided
+        and cmd.dealt_in(seat)
+    )
 
 
 def leaver_action(state: HandState, seat: int) -> Action:

@@ -7,8 +7,8 @@ import pytest
 from channels.db import database_sync_to_async as db
 from django.utils import timezone
 
-from tables.models import Hand, HandEvent
-from tables.services import play
+from tables.models import Hand, HandEvent, Seat
+from tables.services import play, seating
 from tests.kit import StakeLevelFactory, current, deal, stacked_deck_forced, table_with_players
 from tests.tables.test_consumer_hardening import communicator, connected
 from tests.tables.test_consumers import Client_
@@ -136,3 +136,15 @@ def test_the_question_is_a_turn_on_the_action_clock_without_the_time_bank():
     assert ask.data["seats"] == [2, 1]
     assert hand.turn_deadline is not None
     assert 0 < (hand.turn_deadline - timezone.now()).total_seconds() <= 7
+
+
+def test_a_player_who_leaves_while_asked_refuses_at_once():
+    table, (alice, bob) = all_in_heads_up()
+    assert seating.seat_leave(table_id=table.id, user=bob) is False  # (in the hand)
+    hand = Hand.objects.get(table=table)
+    assert hand.status == "finished"
+    answered = HandEvent.objects.get(hand=hand, type="run_twice_answered").data
+    assert (answered["seat"], answered["agree"], answered["timed_out"]) == (2, False, False)
+    assert HandEvent.objects.get(hand=hand, type="run_twice_decided").data["runs"] == 1
+    assert Seat.objects.get(table=table, player=alice).stack == 10_000 + 9_700
+    assert not Seat.objects.filter(table=table, player=bob).exists()
