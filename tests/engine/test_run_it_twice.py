@@ -238,3 +238,19 @@ def test_run_it_twice_state_and_events_round_trip_through_json() -> None:
     old_board = {"type": "dealt_board", "street": "flop", "cards": ["2s", "5c", "9c"]}
     flop = tuple(parse_cards("2s5c9c"))
     assert event_from_dict(old_board) == DealtBoard(street="flop", cards=flop, run=1)
+
+
+def test_run_it_twice_a_scoop_is_winning_both_runs_of_every_pot_whole() -> None:
+    # Finer point 5 with two runs: the kill goes to a player who wins every half.
+    config = TableConfig(
+        game="holdem", structure="FL", big_blind=100, kill="full", run_it_twice=True
+    )
+    for board, scooper in (("2s5c9c3h8d" + "7s4d3c2hJc", 1), ("2s5c9c3h8d" + "KsKc7d4s6h", None)):
+        state, _ = begin(
+            config, {1: 300, 2: 300}, button=1, holes={1: "AhAd", 2: "KhKd"}, board=board
+        )
+        state, _ = run(state, "raise 200", "call")  # 200 each preflop
+        state, _ = run(state, "bet 100", "call")  # all-in on the flop
+        state, _ = agree_all(state, 2, 1)
+        assert state.result is not None and state.result.scooped_by == scooper
+        assert (state.result.next_kill is not None) == (scooper is not None)
