@@ -3,6 +3,7 @@ through the engine; the PokerStars text writes FIRST/SECOND streets, showdowns a
 boards; OHH keeps the board of each run."""
 
 import datetime
+import warnings
 from decimal import Decimal
 
 from tables.engine.actions import Action
@@ -11,6 +12,7 @@ from tables.formats import HandRecord
 from tables.formats.ohh import hand_to_ohh
 from tables.formats.phh import export_phh, replay_phh
 from tables.formats.pokerstars import hand_to_pokerstars
+from tests.engine import pokerkit_adapter as pka
 from tests.engine.test_run_it_twice import agree_all, heads_up_all_in
 
 BOARD = "2s5c9c3h8d" + "KsKc7d4s6h"
@@ -101,3 +103,14 @@ def test_ohh_keeps_each_runs_board() -> None:
         {"player_id": 1, "win_amount": Decimal("95.48")},
         {"player_id": 2, "win_amount": Decimal("95.47")},
     ]
+
+
+def test_pokerkit_reads_the_phh_of_a_hand_run_twice_as_one_run() -> None:
+    # PHH readers skip the comment lines: one board, whole pots (hence `_run_twice`).
+    state, events = twice()
+    text = export_phh(state, events)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pokerkit warns about the user fields
+        final = list(pka.RoomHandHistory.loads(text))[-1]
+    assert not final.status
+    assert sorted(final.stacks) == [0, 19_095]  # the aces take it all on the first board
