@@ -90,6 +90,17 @@ def test_both_players_agree_by_clicking_and_both_boards_are_drawn(open_player):
     drawn = a.locator("#board-2 .card").evaluate_all("nodes => nodes.map(n => n.dataset.card)")
     assert drawn == second
 
+    # The hand history replays both runs, the second board beside the first.
+    b.goto("/hands/")
+    b.locator("#hands-list button").first.click()
+    expect(b.locator("#replay-board-2")).to_be_hidden()
+    b.click("#replay-all")
+    expect(b.locator("#replay-board .card")).to_have_count(5)
+    expect(b.locator("#replay-board-2 .card")).to_have_count(5)
+    expect(b.locator("#replay-streets")).to_contain_text("Second board, River")
+    replayed = b.locator("#replay-board-2 .card").evaluate_all("ns => ns.map(n => n.dataset.card)")
+    assert replayed == second
+
 
 def test_a_refusal_by_clicking_runs_the_board_once(open_player):
     alice, bob = player("alice"), player("bob")
