@@ -200,6 +200,8 @@ class ShowdownHands(TableEvent):
     type: ClassVar[str] = "showdown_hands"
     hand: int
     hands: list[Body]
+    # The same on the second run's board when the board was run twice (else empty).
+    second: list[Body] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -272,7 +272,7 @@ def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
         cmd.save_seat(seat, "stack", "status", "sit_out_after_hand", "advance")
     hands = shown_hands(state)
     if hands:
-        cmd.emit(ShowdownHands(hand=hand.id, hands=hands))
+        cmd.emit(ShowdownHands(hand=hand.id, hands=hands, second=shown_hands(state, second=True)))
     seats_announce(cmd)
     for user_id, note in topped_up.items():
         cmd.note(user_id=user_id, note=note)

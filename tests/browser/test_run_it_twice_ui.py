@@ -82,6 +82,8 @@ def test_both_players_agree_by_clicking_and_both_boards_are_drawn(open_player):
         expect(page.locator("#board")).to_have_attribute("aria-label", "First board, 5 cards")
         expect(page.locator("#run-twice")).to_be_hidden()
         expect(page.locator("#hand-log")).to_contain_text("Second board, River")
+        # Each run's winning cards light up on its own board (at least three in hold'em).
+        expect(page.locator("#board-2 .card.best").nth(2)).to_be_visible()
     # The page drew the boards the hand has (run 2 from the deck after run 1).
     hand = outside_the_browser_loop(lambda: Hand.objects.get(table=table))
     state = HandState.from_dict(hand.state)

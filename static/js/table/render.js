@@ -99,7 +99,11 @@ export class TableView {
     this.board.classList.toggle("first-board", twice);
     // Run it twice: the second run's board under the first (the shared cards on both).
     this.secondBoard.hidden = !twice;
-    this.secondBoard.replaceChildren(...(twice ? hand.secondBoard.map((c) => cardElement(c)) : []));
+    this.secondBoard.replaceChildren(...(twice ? hand.secondBoard.map((c) => {
+      const node = cardElement(c);
+      if (best.second.has(c)) node.classList.add("best");
+      return node;
+    }) : []));
     if (twice) this.secondBoard.setAttribute("aria-label", `Second board, ${hand.secondBoard.length} cards`);
     this.renderPot(hand, live);
     const limits = live ? handLimitsText(hand.structure, hand.limits) : "";
@@ -221,20 +225,31 @@ export class TableView {
 /**
  * The cards to light up at a showdown: for each winner, the five cards of the hand that
  * won (the high hand for a whole pot or the high half, the low for the low half), on the
- * board and in their hand. Empty until the server sends `showdown_hands`.
+ * board and in their hand; a board run twice lights each run's winners on its own board.
+ * Empty until the server sends `showdown_hands`.
  */
 function winningCards(hand) {
-  const out = { board: new Set(), seats: new Map() };
+  const out = { board: new Set(), second: new Set(), seats: new Map() };
   if (!hand || !hand.showdown) return out;
-  for (const shown of hand.showdown) {
-    const shares = hand.shares && hand.shares[shown.seat];
-    if (!shares) continue;
-    const cards = new Set([
-      ...(shares.whole || shares.high ? shown.high_cards : []),
-      ...(shares.low && shown.low_cards ? shown.low_cards : []),
-    ]);
-    out.seats.set(shown.seat, cards);
-    for (const c of cards) if (hand.board.includes(c)) out.board.add(c);
+  const runs = [[hand.showdown, hand.runShares[1], hand.board, out.board]];
+  if (hand.showdownSecond && hand.secondBoard) {
+    runs.push([hand.showdownSecond, hand.runShares[2], hand.secondBoard, out.second]);
+  }
+  for (const [showdown, byseat, board, lit] of runs) {
+    for (const shown of showdown) {
+      const shares = byseat[shown.seat];
+      if (!shares) continue;
+      const cards = new Set([
+        ...(shares.whole || shares.high ? shown.high_cards : []),
+        ...(shares.low && shown.low_cards ? shown.low_cards : []),
+      ]);
+      const seatCards = out.seats.get(shown.seat) || new Set();
+      for (const c of cards) {
+        seatCards.add(c);
+        if (board.includes(c)) lit.add(c);
+      }
+      out.seats.set(shown.seat, seatCards);
+    }
   }
   return out;
 }

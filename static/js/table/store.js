@@ -28,8 +28,10 @@ function player(hand, seat) {
 function newHandExtras(hand) {
   hand.lastAction = {};
   hand.won = {};
-  // seat -> {whole, high, low}: what each winner took, by half (hi-lo) or whole pots.
+  // seat -> {whole, high, low}: what each winner took, by half (hi-lo) or whole pots;
+  // the same for each run of a board run twice (run -> seat -> shares).
   hand.shares = {};
+  hand.runShares = { 1: {}, 2: {} };
   hand.descriptions = {};
   hand.mucked = {};
   hand.legal = hand.legal || null;
@@ -37,6 +39,7 @@ function newHandExtras(hand) {
   // every hand shown down.
   hand.bestHand = hand.bestHand || null;
   hand.showdown = null;
+  hand.showdownSecond = null;
   // Run it twice: the question ({asked, agreed, undecided, runs}) once the players
   // all-in are asked, and the second run's board once it is dealt.
   hand.runTwice = hand.runTwice || null;
@@ -281,8 +284,10 @@ export function applyEvent(model, msg) {
       if (p) {
         p.stack = msg.stack;
         hand.won[p.seat] = (hand.won[p.seat] || 0) + msg.amount;
-        const shares = hand.shares[p.seat] || (hand.shares[p.seat] = { whole: 0, high: 0, low: 0 });
-        shares[msg.share || "whole"] += msg.amount;
+        for (const table of [hand.shares, hand.runShares[msg.run === 2 ? 2 : 1]]) {
+          const shares = table[p.seat] || (table[p.seat] = { whole: 0, high: 0, low: 0 });
+          shares[msg.share || "whole"] += msg.amount;
+        }
       }
       break;
     case "chopped":
@@ -347,7 +352,10 @@ export function applyEvent(model, msg) {
       break;
     case "showdown_hands": {
       const shown = model.hand || model.lastHand;
-      if (shown && shown.id === msg.hand) shown.showdown = msg.hands;
+      if (shown && shown.id === msg.hand) {
+        shown.showdown = msg.hands;
+        shown.showdownSecond = msg.second && msg.second.length ? msg.second : null;
+      }
       break;
     }
     case "table_status":
