@@ -180,23 +180,26 @@ def _advance_clear(cmd: TableCommand, seat: Seat) -> None:
 def turn_start(cmd: TableCommand) -> None:
     """Give the actor their time (RULES §5) and tell the table whose turn it is."""
     table = cmd.table
-    hand, deadline = _turn_next(cmd, seconds=table.action_seconds + table.time_bank_seconds)
+    hand, _ = _turn_next(cmd, seconds=table.action_seconds + table.time_bank_seconds)
     turn_announce(cmd)
-    _turn_timeout_schedule(cmd, hand, deadline)
+    schedule_turn_timeout(
+        table_id=table.id, hand_id=hand.id, turn=hand.turn_version, at=hand.turn_deadline
+    )
 
 
 def run_twice_ask(cmd: TableCommand, *, seats: list[int]) -> None:
     """Ask the players all-in at `seats` whether to run it twice. Their clock is a turn
     of the hand (the action clock, no time bank): `turn_timeout` ends it."""
-    hand, deadline = _turn_next(cmd, seconds=cmd.table.action_seconds)
+    table = cmd.table
+    hand, deadline = _turn_next(cmd, seconds=table.action_seconds)
     turn = hand.turn_version
     cmd.emit(RunTwiceAsk(hand=hand.id, turn=turn, deadline=deadline.isoformat(), seats=seats))
-    _turn_timeout_schedule(cmd, hand, deadline)
+    schedule_turn_timeout(table_id=table.id, hand_id=hand.id, turn=turn, at=deadline)
 
 
 def _turn_next(cmd: TableCommand, *, seconds: int) -> tuple[Hand, datetime]:
-    """Number the hand's next turn and give it `seconds` from now; the hand and the
-    turn's deadline."""
+    """Number the hand's next turn and give it `seconds` from now: the hand and the
+    turn's deadline (`turn_deadline`)."""
     hand = cmd.hand
     if hand is None:
         raise ValueError("a turn starts in a hand in progress")
@@ -206,12 +209,6 @@ def _turn_next(cmd: TableCommand, *, seconds: int) -> tuple[Hand, datetime]:
     hand.turn_deadline = deadline
     cmd.save_hand()
     return hand, deadline
-
-
-def _turn_timeout_schedule(cmd: TableCommand, hand: Hand, deadline: datetime) -> None:
-    """Have the hand's current turn timed out at its deadline."""
-    turn = hand.turn_version
-    schedule_turn_timeout(table_id=cmd.table.id, hand_id=hand.id, turn=turn, at=deadline)
 
 
 def turn_announce(cmd: TableCommand, *, reconnect_bonus_seconds: int | None = None) -> None:
