@@ -98,6 +98,7 @@ class StakeLevelAdmin(admin.ModelAdmin):
                     "kill_min_pot",
                     "killer_acts_last",
                     "allow_overblind",
+                    "run_it_twice",
                     "allin_protection",
                     "allin_protection_per_day",
                 )

@@ -132,6 +132,15 @@ class Act(Command):
 
 
 @dataclass(frozen=True)
+class RunTwice(Command):
+    """Agree (`agree`) or refuse to run the rest of the board twice, when asked."""
+
+    name: ClassVar[str] = "run_twice"
+    service = staticmethod(play.hand_run_twice)
+    agree: bool
+
+
+@dataclass(frozen=True)
 class SitOut(Command):
     name: ClassVar[str] = "sit_out"
     service = staticmethod(seating.seat_sit_out)
@@ -218,6 +227,7 @@ COMMANDS: dict[str, type[Command]] = {
         Sit,
         TopUp,
         Act,
+        RunTwice,
         SitOut,
         SitIn,
         Leave,

@@ -5,7 +5,8 @@ of each hand shown down.
 qualifying low) a player makes with the board so far, with its five cards. The table
 sends each player theirs privately whenever board cards are dealt (`BestHandNote`, see
 `TableCommand.hand_events`) and in their snapshot; at a showdown everyone gets the five
-cards of every hand shown (`ShowdownHands`), so the page can light up the winning ones.
+cards of every hand shown (`ShowdownHands`, on each board when it was run twice), so the
+page can light up the winning ones.
 Nothing here is new poker: the engine's evaluator decides, this only asks it.
 """
 
@@ -62,12 +63,18 @@ def best_hands_after(state: HandState, street: str) -> dict[int, dict[str, Any]]
     return {seat: hand for seat, hand in hands.items() if hand is not None}
 
 
-def shown_hands(state: HandState) -> list[dict[str, Any]]:
-    """The five cards of every hand shown at the end of a hand (empty when none was)."""
+def shown_hands(state: HandState, *, second: bool = False) -> list[dict[str, Any]]:
+    """The five cards of every hand shown at the end of a hand (empty when none was),
+    on the board, or (`second`) on the second run's board (empty unless run twice)."""
     game = str(state.config.game)
+    board: Sequence[int] = state.board
+    if second:
+        agreement = state.run_twice
+        if agreement is None or agreement.runs != 2:
+            return []
+        board = agreement.second_board
     return [
         {"seat": seat, **best}
         for index, seat in enumerate(state.seats)
-        if state.shown[index]
-        and (best := best_hand(game, state.hole[index], state.board)) is not None
+        if state.shown[index] and (best := best_hand(game, state.hole[index], board)) is not None
     ]

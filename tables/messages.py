@@ -144,6 +144,19 @@ class Turn(TableEvent):
 
 
 @dataclass(frozen=True)
+class RunTwiceAsk(TableEvent):
+    """The players all-in (`seats`) are asked whether to run it twice, for all to see:
+    their clock (`deadline`) is the hand's turn `turn`, which a timeout ends (refusing
+    for whoever has not answered); each answer is a `run_twice_answered` hand event."""
+
+    type: ClassVar[str] = "run_twice_ask"
+    hand: int
+    turn: int
+    deadline: str
+    seats: list[int]
+
+
+@dataclass(frozen=True)
 class SeatsChanged(TableEvent):
     """How every seat stands now (`tables.selectors.seats_public`): after any seating
     change and after each hand."""
@@ -187,6 +200,8 @@ class ShowdownHands(TableEvent):
     type: ClassVar[str] = "showdown_hands"
     hand: int
     hands: list[Body]
+    # The same on the second run's board when the board was run twice (else empty).
+    second: list[Body] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -231,6 +246,7 @@ MESSAGE_TYPES: dict[str, type[TableEvent]] = {
     cls.type: cls
     for cls in (
         Turn,
+        RunTwiceAsk,
         SeatsChanged,
         SeatLeft,
         TableStatusChanged,

@@ -106,6 +106,11 @@ class StakeLevel(models.Model):
     kill_min_pot = models.BigIntegerField(default=0, validators=[MinValueValidator(0)])
     killer_acts_last = models.BooleanField(default=True)
     allow_overblind = models.BooleanField(default=False)
+    run_it_twice = models.BooleanField(
+        default=False,
+        help_text="When the players still in are all-in before the river and all agree in "
+        "time, the rest of the board is dealt twice and every pot split between the runs.",
+    )
     allin_protection = models.BooleanField(default=True)
     allin_protection_per_day = models.PositiveIntegerField(
         default=0, help_text="0 = unlimited; counted over a rolling 24 hours."

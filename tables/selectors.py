@@ -159,7 +159,7 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
         hand_view = state.view(viewer_seat)
         if in_hand:
             hand_view["best_hand"] = best_hand_now(state, mine.number)
-        if in_hand and not state.over:
+        if in_hand and not state.over and not state.asking_run_twice:
             # What the page offers: the actor's bet shortcuts, a waiting player's options.
             if state.actor == mine.number:
                 hand_view["presets"] = bet_presets(state, state.legal_actions())

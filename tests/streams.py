@@ -198,6 +198,24 @@ class Scenario:
             ),
         )
 
+    def all_in(self) -> None:
+        """The one to act moves all-in, then everyone calls."""
+        _, state = self.hand()
+        self.act("bet_raise", state.legal_actions().all_in_to)
+        while (current := self.hand()) is not None and current[1].actor is not None:
+            self.act("call")
+
+    def answer_run_twice(self, agree: bool) -> None:
+        """The first player still asked answers whether to run it twice."""
+        _, state = self.hand()
+        assert state.run_twice is not None
+        seat = state.run_twice.undecided[0]
+        user = next(u for u in self.players if _seat_of(self.table, u) == seat)
+        self.step(
+            f"run_twice {'yes' if agree else 'no'}",
+            lambda: play.hand_run_twice(table_id=self.table.id, user=user, agree=agree),
+        )
+
     def call(self, name: str, service: Callable[..., object], **fields: Any) -> None:
         self.step(name, lambda: service(table_id=self.table.id, **fields))
 
@@ -282,7 +300,38 @@ def scenario_straddle_and_reconnect(recorder: Recorder) -> Scenario:
     return s
 
 
-SCENARIOS = (scenario_a_whole_hand, scenario_straddle_and_reconnect)
+def scenario_run_it_twice(recorder: Recorder) -> Scenario:
+    """Run it twice: three all-in before the flop all agree, in turn (two boards)."""
+    s = _all_in_asked("run it twice", recorder)
+    for _ in range(3):
+        s.answer_run_twice(True)
+    return s
+
+
+def scenario_run_it_once_by_the_clock(recorder: Recorder) -> Scenario:
+    """Run it twice asked: one agrees, the clock refuses for the others (one board)."""
+    s = _all_in_asked("run it once by the clock", recorder)
+    s.answer_run_twice(True)
+    s.time_out()
+    return s
+
+
+def _all_in_asked(name: str, recorder: Recorder) -> Scenario:
+    """Three players at a table playing run it twice, all-in before the flop: asked."""
+    s = Scenario(name, recorder, run_it_twice=True)
+    for number in (1, 2, 3):
+        s.sit(s.player(), number, buy_in=s.stake.buy_in_min)
+    s.deal()
+    s.all_in()
+    return s
+
+
+SCENARIOS = (
+    scenario_a_whole_hand,
+    scenario_straddle_and_reconnect,
+    scenario_run_it_twice,
+    scenario_run_it_once_by_the_clock,
+)
 
 
 @contextmanager

@@ -1,7 +1,8 @@
 /**
  * hands.js — the hand-history page: lists the player's finished hands from
  * `GET /api/hands/` and replays one from `GET /api/hands/<id>/` street by street (the
- * board so far and the actions of each street, written by log.js). DOM APIs only; an
+ * board so far, both boards of a hand run twice, and the actions of each street,
+ * written by log.js). DOM APIs only; an
  * API error shows its `detail`.
  */
 
@@ -65,23 +66,40 @@ async function loadList() {
   }
 }
 
-/** Split the events into streets: everything before a `dealt_board` belongs to the street before. */
+/**
+ * Split the events into streets: everything before a `dealt_board` belongs to the street
+ * before. Each street keeps the boards so far: one, or two once a board run twice has
+ * its second run (which starts from the cards both runs share, as the events say).
+ */
 function splitStreets(events) {
-  const out = [{ street: "preflop", board: [], events: [] }];
+  const out = [{ street: "preflop", run: 1, boards: [[]], events: [] }];
   let board = [];
+  let second = null;
   for (const row of events) {
     const e = row.data;
+    if (e.type === "run_twice_decided" && e.runs === 2) second = [...board];
     if (e.type === "dealt_board") {
-      board = [...board, ...e.cards];
-      out.push({ street: e.street, board, events: [] });
+      if (e.run === 2 && second) second = [...second, ...e.cards];
+      else board = [...board, ...e.cards];
+      out.push({ street: e.street, run: e.run || 1, boards: boardsOf(board, second, e.run), events: [] });
       continue;
     }
     if (["shown", "mucked", "won", "rake", "hand_ended", "chopped"].includes(e.type) && out.at(-1).street !== "showdown") {
-      out.push({ street: "showdown", board, events: [] });
+      out.push({ street: "showdown", run: 1, boards: boardsOf(board, second, 2), events: [] });
     }
     out.at(-1).events.push(e);
   }
   return out;
+}
+
+/** The boards a street shows: the first run's, and the second's once it is dealt. */
+function boardsOf(board, second, run) {
+  return second && run === 2 ? [board, second] : [board];
+}
+
+function streetName(part) {
+  const name = STREET_NAMES[part.street] || "Showdown";
+  return part.run === 2 ? `Second board, ${name}` : name;
 }
 
 async function open(id, button) {
@@ -119,8 +137,12 @@ function line(e) {
 function draw(all) {
   const shown = all ? steps : steps.slice(0, step + 1);
   const current = shown.at(-1);
-  document.getElementById("replay-street").textContent = all ? "The whole hand" : STREET_NAMES[current.street] || "Showdown";
-  document.getElementById("replay-board").replaceChildren(...current.board.map((c) => cardElement(c)));
+  document.getElementById("replay-street").textContent = all ? "The whole hand" : streetName(current);
+  const [first, second] = current.boards;
+  document.getElementById("replay-board").replaceChildren(...first.map((c) => cardElement(c)));
+  const secondBox = document.getElementById("replay-board-2");
+  secondBox.hidden = !second;
+  secondBox.replaceChildren(...(second || []).map((c) => cardElement(c)));
   const body = document.querySelector("#replay-seats tbody");
   body.replaceChildren(...hand.seats.map((s) => {
     const tr = document.createElement("tr");
@@ -136,7 +158,7 @@ function draw(all) {
   box.replaceChildren(...shown.map((part) => {
     const section = document.createElement("section");
     section.className = "replay-street";
-    section.append(text("h3", STREET_NAMES[part.street] || "Showdown"));
+    section.append(text("h3", streetName(part)));
     const ol = document.createElement("ol");
     part.events.map(line).filter(Boolean).forEach((l) => ol.append(text("li", l)));
     section.append(ol);

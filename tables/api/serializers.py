@@ -4,12 +4,14 @@ The hand record is built from a `tables.history_selectors.HandAccess`, which alr
 knows what its reader may see (hole cards, events, deck and salt).
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from tables.engine.cards import card_str
+from tables.engine.state import HandState
 from tables.history_selectors import HandAccess, HandFilters
 from tables.models import Game, Hand
 
@@ -162,6 +164,10 @@ class HandDetailSerializer(serializers.Serializer):
     ended_at = serializers.DateTimeField()
     seats = SeatRecordSerializer(many=True)
     board = serializers.ListField(child=serializers.CharField())
+    boards = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="Each run's whole board: the board, or both when it was run twice.",
+    )
     pots = PotSerializer(many=True)
     rake = serializers.IntegerField()
     chopped = serializers.BooleanField()
@@ -212,6 +218,7 @@ def hand_detail_data(access: HandAccess, *, verify_url: str) -> dict[str, Any]:
         "ended_at": hand.ended_at,
         "seats": seats,
         "board": [card_str(c) for c in state.board],
+        "boards": [[card_str(c) for c in board] for board in _boards(state)],
         "pots": [pot.to_dict() for pot in result.pots],
         "rake": result.rake,
         "chopped": result.chopped,
@@ -221,6 +228,14 @@ def hand_detail_data(access: HandAccess, *, verify_url: str) -> dict[str, Any]:
         "salt": hand.salt if access.auditor else None,
         "verify_url": verify_url,
     }
+
+
+def _boards(state: HandState) -> list[Sequence[int]]:
+    """The board of each run: one, or two when the board was run twice."""
+    agreement = state.run_twice
+    if agreement is not None and agreement.runs == 2:
+        return [state.board, agreement.second_board]
+    return [state.board]
 
 
 def _table_ref(hand: Hand) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from tables.engine import settle
+from tables.engine import run_twice, settle
 from tables.engine.actions import Action, ActionKind
 from tables.engine.betting import Street
 from tables.engine.events import Acted, Event, Protected, TimedOut
@@ -47,12 +47,14 @@ def apply_in_place(state: HandState, action: Action) -> list[Event]:
     offers (what to call, the bet or raise bounds), worked out once; an action they
     refuse goes through :meth:`HandState.verify` for its precise error.
     """
+    if state.asking_run_twice:
+        return run_twice.answer_in_place(state, action)
     i = state.actor_index
-    if i is None or action.seat != state.seats[i]:
-        _refuse(state, action)  # the hand is over, or it is not this seat's turn
+    if i is None or action.seat != state.seats[i] or action.kind is ActionKind.RUN_TWICE:
+        _refuse(state, action)  # over, not this seat's turn, or nobody asked to run twice
     to_call = state.to_call(i)
     events: list[Event] = []
-    kind = action.kind
+    kind: ActionKind = action.kind
     if kind is ActionKind.TIMEOUT:
         kind = _timeout(state, action, i, to_call, events)
     if kind is ActionKind.CALL:

@@ -28,6 +28,8 @@ class ActionKind(StrEnum):
     CALL = "call"
     BET_RAISE = "bet_raise"
     TIMEOUT = "timeout"
+    # The answer of a player asked to run it twice (``agree``); not turn-based.
+    RUN_TWICE = "run_twice"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +38,15 @@ class Action:
 
     ``to`` is required for ``bet_raise`` only. ``protection_allowed`` matters for
     ``timeout`` only: the table layer passes False when the player used up their daily
-    all-in protections (``allin_protection_per_day``).
+    all-in protections (``allin_protection_per_day``). ``agree`` is the answer of a
+    ``run_twice`` (a ``timeout`` while the players are asked refuses for the seat).
     """
 
     kind: ActionKind
     seat: int
     to: int | None = None
     protection_allowed: bool = True
+    agree: bool = False
 
     def __post_init__(self) -> None:
         # Accept the plain string of a kind (from JSON or a test) and normalise it.
@@ -73,6 +77,11 @@ class Action:
         """The player's time ran out (RULES.md section 5)."""
         return cls(kind=ActionKind.TIMEOUT, seat=seat, protection_allowed=protection_allowed)
 
+    @classmethod
+    def run_twice(cls, seat: int, *, agree: bool) -> Action:
+        """Agree (or refuse) to run the rest of the board twice."""
+        return cls(kind=ActionKind.RUN_TWICE, seat=seat, agree=agree)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form."""
         return {
@@ -80,16 +89,18 @@ class Action:
             "seat": self.seat,
             "to": self.to,
             "protection_allowed": self.protection_allowed,
+            "agree": self.agree,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Action:
-        """Inverse of :meth:`to_dict` (``to`` and ``protection_allowed`` optional)."""
+        """Inverse of :meth:`to_dict` (``to``, ``protection_allowed``, ``agree`` optional)."""
         return cls(
             kind=ActionKind(d["kind"]),
             seat=int(d["seat"]),
             to=None if d.get("to") is None else int(d["to"]),
             protection_allowed=bool(d.get("protection_allowed", True)),
+            agree=bool(d.get("agree", False)),
         )
 
 

@@ -168,6 +168,8 @@ class TableConfig:
     rake_percent: int = 500
     rake_caps: tuple[tuple[int, int], ...] = ((2, 300),)
     no_flop_no_drop: bool = True
+    # Run it twice (off by default): offered when the players are all-in before the river.
+    run_it_twice: bool = False
 
     def __post_init__(self) -> None:
         # Accept plain strings/lists (from JSON or a form) and normalise them.

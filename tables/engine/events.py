@@ -182,6 +182,8 @@ class DealtBoard(Event):
     json_fields: ClassVar[dict[str, Any]] = {"cards": CARDS}
     street: str
     cards: tuple[int, ...]
+    # Which run of the board (run it twice: 1 or 2; 1 in events stored before runs).
+    run: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +258,8 @@ class Shown(Event):
     cards: tuple[int, ...]
     high: str
     low: str | None
+    # The run whose board the descriptions are of (run it twice: 1 or 2).
+    run: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +283,37 @@ class Won(Event):
     description: str | None
     # The winner's stack with this pot in it (None in events stored before it was sent).
     stack: int | None = None
+    # The run of the board this share was won on (run it twice: 1 or 2, half the pot each).
+    run: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RunTwiceAsked(Event):
+    """Betting is over before the river with everyone all-in (but at most one who has
+    matched): the players still in (``seats``) are asked whether to run it twice."""
+
+    type: ClassVar[str] = "run_twice_asked"
+    seats: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunTwiceAnswered(Event):
+    """A player asked agreed (``agree``) or refused to run it twice; ``timed_out``: their
+    time ran out, which refuses. ``undecided``: the seats still to answer afterwards."""
+
+    type: ClassVar[str] = "run_twice_answered"
+    seat: int
+    agree: bool
+    timed_out: bool
+    undecided: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunTwiceDecided(Event):
+    """How many times the rest of the board is dealt: 2 when everyone agreed, else 1."""
+
+    type: ClassVar[str] = "run_twice_decided"
+    runs: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,6 +369,9 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Shown,
         Mucked,
         Won,
+        RunTwiceAsked,
+        RunTwiceAnswered,
+        RunTwiceDecided,
         Raked,
         Chopped,
         HandEnded,

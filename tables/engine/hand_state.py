@@ -33,6 +33,7 @@ from tables.engine.betting import Limits, Street, is_capped, min_raise_increment
 from tables.engine.cards import card_str
 from tables.engine.config import KillInfo, TableConfig
 from tables.engine.pots import Pot, build_pots
+from tables.engine.run_twice import RunTwice, verify_answer
 from tables.engine.settle import HandResult
 
 
@@ -98,8 +99,10 @@ class HandState:
     result: HandResult | None
     # What the live blinds posted all-in for less lack of their nominal amounts: the
     # preflop pot-limit maximum counts them as posted in full (finer point 18). Last and
-    # with a default, so that states saved before it existed still load.
+    # with defaults, so that states saved before they existed still load (as does the
+    # agreement to run it twice, None when nobody was asked: tables/engine/run_twice.py).
     blind_shortfall: int = 0
+    run_twice: RunTwice | None = None
 
     def copy(self) -> HandState:
         """A copy sharing the immutable parts and owning fresh per-player lists."""
@@ -119,6 +122,11 @@ class HandState:
     def is_over(self) -> bool:
         """True once the hand is settled (``result`` is set)."""
         return self.over
+
+    @property
+    def asking_run_twice(self) -> bool:
+        """True while the players all-in are asked whether to run it twice."""
+        return self.run_twice is not None and self.run_twice.runs == 0
 
     @property
     def pot_total(self) -> int:
@@ -229,10 +237,13 @@ class HandState:
             raise_closed=closed,
         )
 
-    def verify(self, action: Action) -> LegalActions:
+    def verify(self, action: Action) -> LegalActions | None:
         """Raise the precise IllegalAction if ``action`` is not allowed; else the options."""
         if self.over:
             raise errors.HandOver("The hand is over.")
+        if self.asking_run_twice or action.kind is ActionKind.RUN_TWICE:
+            verify_answer(self, action)
+            return None  # (an answer to run it twice is not a turn: no options)
         if action.seat != self.actor:
             raise errors.NotYourTurn(f"It is seat {self.actor}'s turn, not seat {action.seat}'s.")
         legal = self.legal_actions()
@@ -311,6 +322,7 @@ class HandState:
             "legal_actions": legal,
             "result": None if self.result is None else self.result.to_dict(),
             "deck_commitment": self.deck_commitment,
+            "run_twice": None if self.run_twice is None else self.run_twice.view(),
         }
 
     def auditor_view(self) -> dict[str, Any]:
@@ -352,6 +364,8 @@ class HandState:
         kwargs["limits"] = Limits.from_dict(d["limits"])
         kwargs["kill"] = None if d["kill"] is None else KillInfo.from_dict(d["kill"])
         kwargs["result"] = None if d["result"] is None else HandResult.from_dict(d["result"])
+        if (agreement := d.get("run_twice")) is not None:  # (absent in older states)
+            kwargs["run_twice"] = RunTwice.from_dict(agreement)
         kwargs["hole"] = tuple(tuple(h) for h in d["hole"])
         kwargs["street"] = Street(d["street"])
         status = [PlayerStatus(s) for s in d["status"]]
@@ -381,6 +395,6 @@ _CHANGING_LISTS = (
     "shown",
 )
 #: Fields written as their own ``to_dict()`` (or None).
-_DICT_FIELDS = frozenset(("config", "limits", "kill", "result"))
+_DICT_FIELDS = frozenset(("config", "limits", "kill", "result", "run_twice"))
 _TUPLE_FIELDS = ("seats", "players", "player_ids", "starting_stacks", "auto_muck", "deck")
 _LIST_FIELDS = ("board", "stacks", "committed", "contributed", "antes", "acted", "shown")

@@ -7,7 +7,7 @@ street or run-out, settlement) and dealing board cards.
 
 from __future__ import annotations
 
-from tables.engine import settle
+from tables.engine import run_twice, settle
 from tables.engine.betting import BOARD_CARDS, NEXT_STREET, Street
 from tables.engine.events import DealtBoard, Event, Pots, UncalledReturned
 from tables.engine.hand_state import HandState, PlayerStatus
@@ -60,8 +60,12 @@ def close_round(st: HandState, events: list[Event]) -> None:
         settle.showdown(st, events, pots, live)
         return
     if st.status.count(PlayerStatus.IN) <= 1:
-        # At most one player can still bet: run the board out (RULES.md 3.7).
+        # At most one player can still bet: run the board out (RULES.md 3.7), or first
+        # ask the players whether to run it twice.
         st.runout = True
+        if run_twice.offered(st, live):
+            run_twice.ask(st, live, events)
+            return
         while (street := NEXT_STREET.get(st.street)) is not None:
             deal_street(st, street, events)
         settle.showdown(st, events, pots, live)

@@ -125,7 +125,8 @@ def finish_uncontested(
 
 
 def showdown(st: HandState, events: list[Event], pots: Sequence[Pot], live: list[bool]) -> None:
-    """Show or muck in order, then award every pot.
+    """Show or muck in order, then award every pot (on each run's board, when the board
+    was run twice: see :mod:`tables.engine.run_twice`).
 
     ``pots``: the hand's pots; ``live``: who is still in, by player index.
     """
@@ -140,79 +141,136 @@ def showdown(st: HandState, events: list[Event], pots: Sequence[Pot], live: list
     else:
         first = (seats.index(st.button) + 1) % n
     order = [i for i in clockwise_order(first, n) if live[i]]
-    values = high_values(st.config.game, [st.hole[i] for i in order], st.board)
-    highs = dict(zip(order, values, strict=True))
-    lows = {i: low_value(st.hole[i], st.board) if hi_lo else None for i in order}
+    boards = [st.board]
+    if st.run_twice is not None and st.run_twice.runs == 2:
+        boards.append(list(st.run_twice.second_board))
+    runs = [_Run.of(st, order, board, hi_lo) for board in boards]
+    one = runs[0]
 
     shown: list[int] = []
-    # The words of each shown hand, written once for its Shown and its Won events.
-    high_text: dict[int, str] = {}
-    low_text: dict[int, str | None] = {}
     for i in order:
         # The first hand is always shown (all of them after a run-out); a later one with
         # auto-muck on is mucked when it cannot win any part of a pot.
         mucks = shown and not st.runout and st.auto_muck[i]
-        if mucks and not _can_win(st, i, shown, pots, highs, lows):
+        if mucks and not _can_win(st, i, shown, pots, one.highs, one.lows):
             events.append(Mucked(seat=seats[i]))
             continue
         shown.append(i)
         st.shown[i] = True
-        high_text[i] = describe_high(highs[i])
-        low = lows[i]
-        low_text[i] = None if low is None else describe_low(low)
-        events.append(Shown(seat=seats[i], cards=st.hole[i], high=high_text[i], low=low_text[i]))
+        events.append(one.shown(st, i, run=1))
+    for number, run in enumerate(runs[1:], start=2):  # every hand is up after a run-out
+        events.extend(run.shown(st, i, run=number) for i in shown)
 
     raked, rake, shares = _rake(st, pots, events)
     winnings = [0] * n
-    # Seats that won some pot whole (high and low); None marks a pot that was shared.
+    # Seats that won some pot (or some run of it) whole, high and low; None marks a
+    # share that was split.
     whole_winners: set[int | None] = set()
     for k, pot in enumerate(raked):  # the raked pots have the same eligible seats
         contenders = [i for i in shown if seats[i] in pot.eligible]
-        best_high = min(highs[i] for i in contenders)
-        high_winners = [i for i in contenders if highs[i] == best_high]
-        qualified = [low for i in contenders if (low := lows[i]) is not None]
-        low_winners = [i for i in contenders if qualified and lows[i] == min(qualified)]
-        if low_winners:
-            one = len(high_winners) == 1 and low_winners == high_winners
-            whole_winners.add(seats[high_winners[0]] if one else None)
-            high_amount, low_amount = split_hi_lo(pot.amount)
-            _award(st, k, high_amount, high_winners, "high", high_text, winnings, events)
-            _award(st, k, low_amount, low_winners, "low", low_text, winnings, events)
-        else:
-            whole_winners.add(seats[high_winners[0]] if len(high_winners) == 1 else None)
-            _award(st, k, pot.amount, high_winners, None, high_text, winnings, events)
+        for number, (run, amount) in enumerate(
+            zip(runs, split_runs(pot.amount, len(runs)), strict=True), start=1
+        ):
+            award = _Award(st, k, number, winnings, events)
+            whole_winners.add(run.award(award, amount, contenders))
     # Finer point 5: a scoop is one player winning every pot of the hand whole.
     scooper = whole_winners.pop() if len(whole_winners) == 1 else None
     _finish(st, events, pots, rake, shares, winnings, scooper)
 
 
-def _award(
-    st: HandState,
-    pot: int,
-    amount: int,
-    winners: list[int],
-    share: str | None,
-    texts: Mapping[int, str | None],
-    winnings: list[int],
-    events: list[Event],
-) -> None:
-    """Pay ``amount`` of pot number ``pot`` to ``winners`` (players), tied winners
-    sharing it (odd chips clockwise from the button's left), with a Won event each."""
-    split = split_evenly(amount, [st.seats[i] for i in winners], st.button)
-    for seat, won in split.items():
-        if won:
-            i = st.seats.index(seat)
-            winnings[i] += won
-            events.append(
-                Won(
-                    seat=seat,
-                    pot=pot,
-                    amount=won,
-                    share=share,
-                    description=texts[i],
-                    stack=st.stacks[i] + winnings[i],
+def split_runs(amount: int, runs: int) -> tuple[int, ...]:
+    """A pot's shares of the runs of the board: whole for one run; for two, halves with
+    the odd chip to the first run.
+
+    >>> split_runs(101, 1), split_runs(101, 2)
+    ((101,), (51, 50))
+    """
+    if runs == 1:
+        return (amount,)
+    second = amount // 2
+    return amount - second, second
+
+
+@dataclass(frozen=True, slots=True)
+class _Award:
+    """Where a share of a pot goes: pot number ``pot`` of run ``run``, into
+    ``winnings``, with a Won event each in ``events``."""
+
+    st: HandState
+    pot: int
+    run: int
+    winnings: list[int]
+    events: list[Event]
+
+    def pay(
+        self, amount: int, winners: list[int], share: str | None, texts: Mapping[int, str | None]
+    ) -> None:
+        """Pay ``amount`` to ``winners`` (players), tied winners sharing it (odd chips
+        clockwise from the button's left), with a Won event each."""
+        st = self.st
+        split = split_evenly(amount, [st.seats[i] for i in winners], st.button)
+        for seat, won in split.items():
+            if won:
+                i = st.seats.index(seat)
+                self.winnings[i] += won
+                self.events.append(
+                    Won(
+                        seat=seat,
+                        pot=self.pot,
+                        amount=won,
+                        share=share,
+                        description=texts[i],
+                        stack=st.stacks[i] + self.winnings[i],
+                        run=self.run,
+                    )
                 )
-            )
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """The hands of the players still in on one board: values and their words."""
+
+    highs: dict[int, int]
+    lows: dict[int, int | None]
+    high_text: dict[int, str]
+    low_text: dict[int, str | None]
+
+    @classmethod
+    def of(cls, st: HandState, order: list[int], board: Sequence[int], hi_lo: bool) -> _Run:
+        """The values of the players in ``order`` on ``board``."""
+        values = high_values(st.config.game, [st.hole[i] for i in order], board)
+        highs = dict(zip(order, values, strict=True))
+        lows = {i: low_value(st.hole[i], board) if hi_lo else None for i in order}
+        return cls(
+            highs=highs,
+            lows=lows,
+            high_text={i: describe_high(v) for i, v in highs.items()},
+            low_text={i: None if v is None else describe_low(v) for i, v in lows.items()},
+        )
+
+    def shown(self, st: HandState, i: int, *, run: int) -> Shown:
+        """The Shown event of player ``i``'s hand on this board."""
+        seat, cards = st.seats[i], st.hole[i]
+        return Shown(seat=seat, cards=cards, high=self.high_text[i], low=self.low_text[i], run=run)
+
+    def award(self, award: _Award, amount: int, contenders: list[int]) -> int | None:
+        """Award ``amount`` on this board among ``contenders``; return the seat that won
+        it whole (high and low), or None when it was shared."""
+        seats = award.st.seats
+        highs, lows = self.highs, self.lows
+        best_high = min(highs[i] for i in contenders)
+        high_winners = [i for i in contenders if highs[i] == best_high]
+        qualified = [low for i in contenders if (low := lows[i]) is not None]
+        low_winners = [i for i in contenders if qualified and lows[i] == min(qualified)]
+        if low_winners:
+            high_amount, low_amount = split_hi_lo(amount)
+            award.pay(high_amount, high_winners, "high", self.high_text)
+            award.pay(low_amount, low_winners, "low", self.low_text)
+            one = len(high_winners) == 1 and low_winners == high_winners
+        else:
+            award.pay(amount, high_winners, None, self.high_text)
+            one = len(high_winners) == 1
+        return seats[high_winners[0]] if one else None
 
 
 def _can_win(

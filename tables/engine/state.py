@@ -24,7 +24,11 @@ table layer (``tables/services``) owns persistence, timing, seating and broadcas
   accepted (a property test checks min-1, min, max and max+1).
 * **Automatic streets.** The ``apply`` that closes a betting round also returns uncalled
   bets, collects the pots, deals the next street, runs the board out when at most one
-  player can still bet, and settles the hand (showdown, rake, payouts).
+  player can still bet, and settles the hand (showdown, rake, payouts). At a table that
+  plays run it twice, a run-out before the river first asks the players still in
+  (``state.run_twice``; nobody is to act, the hand is not over): their answers
+  (``Action.run_twice``, any order) run the rest of the board once or twice
+  (:mod:`tables.engine.run_twice`).
 * **Injected deck.** The 52 cards come from the caller (``services/dealing.py`` shuffles
   with ``secrets.SystemRandom`` and publishes the commitment). Hole cards are dealt one
   at a time clockwise from the small blind; the board is the next cards of the deck in
@@ -97,6 +101,7 @@ Module map
 apply_in_place), ``betting`` (limits and bet bounds), ``rounds`` (closing rounds,
 dealing streets), ``pots``, ``rake``, ``settle`` (showdown, awards, chop), ``events``,
 ``actions`` (Action, LegalActions), ``errors``, ``positions`` (button and blinds),
+``run_twice`` (the agreement to run it twice and the two runs),
 ``dealing`` (who is dealt in: the table's deal plan), ``advance`` (queued advance
 actions), ``testing`` (stacked decks and scripted hands for tests).
 """

@@ -6,7 +6,8 @@
 * :func:`begin`, :func:`act`, :func:`run` -- start a hand from ``{seat: stack}`` and play
   scripted actions ("call", "raise 800", "timeout") for golden replays.
 * :func:`random_action` -- one uniformly chosen legal action of the player to act, with
-  bet sizes drawn between the offered bounds (for property tests and benchmarks).
+  bet sizes drawn between the offered bounds, or an answer to run it twice (for
+  property tests and benchmarks).
 """
 
 from __future__ import annotations
@@ -50,7 +51,13 @@ def stacked_deck(
 
 
 def random_action(state: HandState, rng: random.Random) -> Action:
-    """A random legal action of the player to act (bet sizes uniform in the bounds)."""
+    """A random legal action of the player to act (bet sizes uniform in the bounds), or
+    while the players are asked to run it twice, an answer (or timeout) of one of them."""
+    if state.run_twice is not None and state.asking_run_twice:
+        seat = rng.choice(state.run_twice.undecided)
+        if rng.random() < 0.1:
+            return Action.timeout(seat)
+        return Action.run_twice(seat, agree=rng.random() < 0.8)
     legal = state.legal_actions()
     seat = legal.seat
     options: list[Action] = []

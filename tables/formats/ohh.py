@@ -17,6 +17,8 @@ Room choices, documented in the README:
   a newcomer's big blind, a kill blind or an overblind is "Post Extra Blind".
 - Timeouts, all-in protection and returned uncalled bets have no OHH action; the
   resulting folds, checks and pot amounts are in the history.
+- A hand run twice has the ``Run_It_Twice`` flag; the second run's streets follow the
+  first run's as rounds of their own, and each pot's winnings add up both runs.
 """
 
 import datetime
@@ -105,7 +107,7 @@ def hand_to_ohh(record: HandRecord, *, site_name: str) -> dict[str, Any]:
                 "actions": [],
             }
             rounds.append(current)
-        elif isinstance(e, Shown | Mucked):
+        elif isinstance(e, Shown | Mucked) and (isinstance(e, Mucked) or e.run == 1):
             if current["street"] != "Showdown":
                 current = {"id": len(rounds), "street": "Showdown", "cards": [], "actions": []}
                 rounds.append(current)
@@ -138,7 +140,9 @@ def hand_to_ohh(record: HandRecord, *, site_name: str) -> dict[str, Any]:
             "big_blind_amount": units(config.big_blind),
             "ante_amount": units(config.ante),
             "hero_player_id": record.hero,
-            "flags": [],
+            "flags": ["Run_It_Twice"]
+            if state.run_twice is not None and state.run_twice.runs == 2
+            else [],
             "players": [
                 {
                     "id": seat,

@@ -45,6 +45,11 @@ the events of the hand (those of ``start_hand`` and of every ``apply``, in order
   or folded is the plain action with a ``# timeout`` comment. In fixed and spread limit,
   ``_short_all_in_cap`` marks a street with more than 4 bets and raises, short all-ins
   included: finer point 21 does not count those toward the cap, PHH readers do.
+* **Run it twice.** A table that plays it says ``_run_it_twice = true``. The answers of
+  the players asked are comments (``# p1 agrees to run it twice``, ``# p2 refuses to
+  run it twice: timeout``); a hand run twice sets ``_run_twice = true`` (PHH readers
+  deal one board and award whole pots) and writes the second run's cards as comments
+  after the first run's deals (``# run 2: d db Ks``), which the replay checks.
 
 Import (:func:`parse_phh`, :func:`replay_phh`) reads such a file back, rebuilds the
 table configuration, the seats and the deck (``_deck``, else from the dealt cards), plays
@@ -78,6 +83,7 @@ from tables.engine.events import (
     Mucked,
     Posted,
     Protected,
+    RunTwiceAnswered,
     Shown,
     TimedOut,
 )
@@ -95,12 +101,15 @@ _VARIANTS: dict[str, tuple[Game, Structure]] = {
 _BASIS = 10_000
 _KILL_MULTIPLIERS = {"2": KillMode.FULL, "1.5": KillMode.HALF}
 _PROTECTED = re.compile(r"^p(\d+) timeout: all-in protected\b")
+_RUN_TWICE = re.compile(r"^p(\d+) (agrees|refuses) to run it twice(: timeout)?$")
+_SECOND_RUN = re.compile(r"^run 2: d db (\S+)$")
 _VERBS = {"fold": "f", "check": "cc", "call": "cc"}  # other actions: "cbr <street total>"
 #: What the replay does with a line of ``actions``: ``(verb, player, number, timeout)``.
 #: ``verb`` is "f", "cc", "cbr" (``number``: the street total), "sm", "protected" (a
 #: timeout the file says was all-in protected), "db" (``player`` empty, ``number``: the
-#: cards dealt) or "" (not an action of these games); ``timeout``: the file says the
-#: fold, check or protection was a timeout's.
+#: cards dealt), "rit" (an answer to run it twice, ``number`` 1 to agree), "db2" (cards
+#: of the second run, ``number`` of them) or "" (not an action of these games);
+#: ``timeout``: the file says the fold, check, protection or answer was a timeout's.
 Play = tuple[str, str, int, bool]
 _TIMEOUT_RESOLUTIONS = {"cc": "check", "f": "fold", "protected": "protected"}
 _PLAYER_NAMES = tuple(f"p{k}" for k in range(1, 11))  # a hand has at most 10 players
@@ -323,7 +332,12 @@ def _actions(
             bets = 0
             if runout_from is None:
                 runout_from = len(lines)
-            lines.append(f"d db {cards_str(e.cards)}")
+            run = "# run 2: " if e.run == 2 else ""
+            lines.append(f"{run}d db {cards_str(e.cards)}")
+        elif isinstance(e, RunTwiceAnswered):
+            word = "agrees" if e.agree else "refuses"
+            timeout = ": timeout" if e.timed_out else ""
+            lines.append(f"# {player[e.seat]} {word} to run it twice{timeout}")
         elif isinstance(e, Posted):
             posted.append(e)
             if e.all_in and e.kind in _BLIND_LABELS:
@@ -344,7 +358,7 @@ def _actions(
             protected = True
             timed_out = False
             runout_from = None
-        elif isinstance(e, Shown):
+        elif isinstance(e, Shown) and e.run == 1:  # (shown again for run 2: once here)
             showdown.append(f"{player[e.seat]} sm {cards_str(e.cards)}")
         elif isinstance(e, Mucked):
             showdown.append(f"{player[e.seat]} sm -")
@@ -397,6 +411,10 @@ def _user_fields(
         lines.append("_short_blind = true")
     if over_cap:
         lines.append("_short_all_in_cap = true")
+    if cfg.run_it_twice:
+        lines.append("_run_it_twice = true")
+    if state.run_twice is not None and state.run_twice.runs == 2:
+        lines.append("_run_twice = true")
     if state.deck_commitment is not None:
         lines.append(f"_deck_commitment = {_toml(state.deck_commitment)}")
     lines.append(f'_deck = "{cards_str(state.deck)}"')
@@ -531,6 +549,7 @@ def parse_phh(text: str) -> PhhHand:
         rake_percent=rake_percent,
         rake_caps=((2, _int(data["_rake_cap"], "_rake_cap")),) if "_rake_cap" in data else (),
         no_flop_no_drop=bool(data.get("_rake_no_flop_no_drop", False)),
+        run_it_twice=bool(data.get("_run_it_twice", False)),
         **bets,
     )
     actions = data["actions"]
@@ -599,9 +618,21 @@ def replay_phh(text: str) -> tuple[HandState, str]:
     # from the button's left, exactly the engine's player order rotated.
     seat_of = dict(zip(_PLAYER_NAMES, [entry.seat for entry in hand.seats], strict=False))
     board_seen = 0
+    second_seen = 0  # cards of the second run checked so far
     index, line = 0, ""
     try:
         for index, line, (verb, player, number, timeout) in hand.plays:
+            if verb == "db2":
+                # The engine dealt both runs on the last answer: its second run's cards.
+                dealt = [
+                    c for e in events if isinstance(e, DealtBoard) and e.run == 2 for c in e.cards
+                ]
+                said = hand.board[board_seen : board_seen + number]
+                if dealt[second_seen : second_seen + number] != said:
+                    raise PhhReplayError(index, line, "the engine dealt other second-run cards")
+                board_seen += number
+                second_seen += number
+                continue
             if verb == "db":
                 # This line's cards, as parse_phh read them (``number`` of them).
                 end = board_seen + number
@@ -630,11 +661,14 @@ def replay_phh(text: str) -> tuple[HandState, str]:
                 continue  # the engine decides who shows; the file's choices set auto-muck
             elif verb == "protected":
                 action = Action.timeout(seat)
+            elif verb == "rit":
+                agree = bool(number)
+                action = Action.timeout(seat) if timeout else Action.run_twice(seat, agree=agree)
             else:
                 raise PhhReplayError(index, line, "not an action of these games")
             more = apply_in_place(state, action)
             events += more
-            if timeout:
+            if timeout and verb != "rit":  # (an answer's timeout is a refusal)
                 _check_timeout(more, verb, index, line)
     except errors.IllegalAction as exc:
         raise PhhReplayError(index, line, exc.reason) from None
@@ -727,8 +761,7 @@ def _read_line(
     except ValueError as exc:
         raise PhhReplayError(index, line, str(exc)) from None
     if not words:
-        match = _PROTECTED.match(comment or "")
-        return ("protected", f"p{match.group(1)}", 0, True) if match else None
+        return _read_comment(index, line, comment or "", board)
     if words[0] == "d":
         return None  # hole cards were checked when the deck was built
     verb = words[1] if len(words) > 1 else ""
@@ -740,6 +773,23 @@ def _read_line(
     # A show (the engine decides who shows; the file's choices set auto-muck), or not an
     # action of these games (refused once the player is known to exist).
     return ("sm" if verb == "sm" else ""), words[0], 0, False
+
+
+def _read_comment(index: int, line: str, comment: str, board: list[int]) -> Play | None:
+    """The play of a comment line: all-in protection, an answer to run it twice, the
+    second run's cards (added to ``board``); None for any other comment."""
+    if match := _PROTECTED.match(comment):
+        return "protected", f"p{match.group(1)}", 0, True
+    if match := _RUN_TWICE.match(comment):
+        return "rit", f"p{match.group(1)}", match.group(2) == "agrees", bool(match.group(3))
+    if match := _SECOND_RUN.match(comment):
+        try:
+            cards = parse_cards(match.group(1))
+        except ValueError as exc:
+            raise PhhReplayError(index, line, str(exc)) from None
+        board += cards
+        return "db2", "", len(cards), False
+    return None
 
 
 def _deck(data: dict[str, Any], holes: dict[int, list[int]], board: list[int], n: int) -> list[int]:

@@ -25,7 +25,13 @@ the other games the blinds. "Dealt to" is the reader's own cards, or everyone's 
 auditor; a mucked hand shows its cards in the summary only to its owner and auditors. Rules
 PokerStars lacks use plain lines in the same style: ``posts straddle``, ``posts kill
 blind``, ``posts overblind``, ``has timed out``, ``is all-in protected``, ``takes back``
-(a chop).
+(a chop), ``agrees to run it twice`` / ``refuses to run it twice``.
+
+A hand run twice is written as PokerStars writes one: ``*** FIRST FLOP ***`` ...
+``*** SECOND RIVER ***`` (the second run's lines repeat the cards both runs share), then
+``*** FIRST SHOW DOWN ***`` and ``*** SECOND SHOW DOWN ***`` each with its hands and what
+was collected on that board, and in the summary ``Hand was run twice``, ``FIRST Board``
+and ``SECOND Board``.
 """
 
 import datetime
@@ -42,6 +48,8 @@ from tables.engine.events import (
     Mucked,
     Posted,
     Protected,
+    RunTwiceAnswered,
+    RunTwiceDecided,
     Shown,
     TimedOut,
     UncalledReturned,
@@ -62,6 +70,7 @@ POST_WORDS = {
     "overblind": "posts overblind",
 }
 STREET_TITLES = {"flop": "Flop", "turn": "Turn", "river": "River"}
+RUN_WORDS = {1: "FIRST", 2: "SECOND"}
 
 
 # PokerStars writes "$1", "$0.50", "$2000": whole amounts bare, no thousands commas.
@@ -94,6 +103,11 @@ class _Writer:
         self.mucked: set[int] = set()
         self.hole_cards_started = False
         self.showdown_started = False
+        # Run twice: the second run's board (it starts as the cards both runs share) and
+        # each run's showdown lines, written once both are known (the engine shows both
+        # runs' hands before it awards any pot).
+        self.second_board: list[int] | None = None
+        self.run_lines: dict[int, list[str]] = {1: [], 2: []}
         self.pot_count = len(record.state.result.pots) if record.state.result else 0
 
     def name(self, seat: int) -> str:
@@ -143,9 +157,15 @@ class _Writer:
         elif isinstance(e, Shown | Mucked):
             self.showdown(e)
         elif isinstance(e, Won):
-            self.lines.append(
+            self.out(e.run).append(
                 f"{self.name(e.seat)} collected {dollars(e.amount)} from {self.pot(e)}"
             )
+        elif isinstance(e, RunTwiceAnswered):
+            word = "agrees" if e.agree else "refuses"
+            timed_out = " (timed out)" if e.timed_out else ""
+            self.lines.append(f"{self.name(e.seat)}: {word} to run it twice{timed_out}")
+        elif isinstance(e, RunTwiceDecided) and e.runs == 2:
+            self.second_board = list(self.board)
         elif isinstance(e, Chopped):
             for returned in e.returned:
                 self.lines.append(
@@ -180,29 +200,41 @@ class _Writer:
         self.committed[e.seat] = e.street_total
         self.to_match = max(self.to_match, e.street_total)
 
+    def out(self, run: int) -> list[str]:
+        """Where a showdown line of ``run`` goes: the text, or that run's section."""
+        return self.lines if self.second_board is None else self.run_lines[run]
+
     def dealt_board(self, e: DealtBoard) -> None:
-        before = list(self.board)
-        self.board.extend(e.cards)
+        board = self.board if e.run == 1 or self.second_board is None else self.second_board
+        before = list(board)
+        board.extend(e.cards)
         self.street = e.street
         self.committed = {}
         self.to_match = 0
-        title = f"*** {e.street.upper()} ***"
+        run = f"{RUN_WORDS[e.run]} " if self.second_board is not None else ""
+        title = f"*** {run}{e.street.upper()} ***"
         if before:
             self.lines.append(f"{title} {_cards(before)} {_cards(e.cards)}")
         else:
             self.lines.append(f"{title} {_cards(e.cards)}")
 
     def showdown(self, e: Shown | Mucked) -> None:
-        if not self.showdown_started:
-            self.lines.append("*** SHOW DOWN ***")
+        run = e.run if isinstance(e, Shown) else 1
+        lines = self.out(run)
+        if self.second_board is not None:
+            if not lines:
+                lines.append(f"*** {RUN_WORDS[run]} SHOW DOWN ***")
+        elif not self.showdown_started:
+            lines.append("*** SHOW DOWN ***")
             self.showdown_started = True
         name = self.name(e.seat)
         if isinstance(e, Shown):
-            self.shown[e.seat] = e
-            self.lines.append(f"{name}: shows {_cards(e.cards)} ({self.description(e)})")
+            if run == 1:
+                self.shown[e.seat] = e
+            lines.append(f"{name}: shows {_cards(e.cards)} ({self.description(e)})")
         else:
             self.mucked.add(e.seat)
-            self.lines.append(f"{name}: mucks hand")
+            lines.append(f"{name}: mucks hand")
 
     def description(self, shown: Shown) -> str:
         """The hand's words; Hi-Lo as PokerStars writes them (``HI: ...; LO: ...``)."""
@@ -221,6 +253,8 @@ class _Writer:
         result = state.result
         if result is None:
             raise ValueError("only a finished hand has a summary")
+        for run in (1, 2):
+            self.lines.extend(self.run_lines[run])
         self.lines.append("*** SUMMARY ***")
         total = sum(p.amount for p in result.pots)
         pots = ""
@@ -229,7 +263,11 @@ class _Writer:
             parts += [f"Side pot-{k} {dollars(p.amount)}." for k, p in enumerate(result.pots) if k]
             pots = " " + " ".join(parts)
         self.lines.append(f"Total pot {dollars(total)}{pots} | Rake {dollars(result.rake)}")
-        if self.board:
+        if self.second_board is not None:
+            self.lines.append("Hand was run twice")
+            self.lines.append(f"FIRST Board {_cards(self.board)}")
+            self.lines.append(f"SECOND Board {_cards(self.second_board)}")
+        elif self.board:
             self.lines.append(f"Board {_cards(self.board)}")
         for i, seat in enumerate(state.seats):
             self.lines.append(f"Seat {seat}: {self.name(seat)}{self.position(i)} {self.fate(i)}")

@@ -235,8 +235,9 @@ class TableCommand:
                 HandEvent(hand=hand, seq=hand.events_logged, type=event.type, data=event.to_dict())
             )
             self.emit(HandEventMessage(hand=hand.id, event=event))
-            if isinstance(event, DealtBoard):
-                # The hand helper: each player still in learns what they hold now.
+            if isinstance(event, DealtBoard) and event.run == 1:
+                # The hand helper: each player still in learns what they hold now (on
+                # the first run's board, the one the state keeps, when run twice).
                 for seat, best in best_hands_after(self.state, event.street).items():
                     if seat in self.dealt:
                         self.note(user_id=self.dealt[seat], note=BestHandNote(best_hand=best))

@@ -28,4 +28,5 @@ def stake_config(*, stake: StakeLevel) -> TableConfig:
         rake_percent=stake.rake_percent_bp,
         rake_caps=((2, stake.rake_cap_2), (3, stake.rake_cap_3_4), (5, stake.rake_cap_5_plus)),
         no_flop_no_drop=stake.no_flop_no_drop,
+        run_it_twice=stake.run_it_twice,
     )

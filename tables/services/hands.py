@@ -5,14 +5,15 @@ the pause over, two or more players ready); `hand_start_due` is the command the 
 loop (tables/timers.py) runs when the table's `next_hand_at` has come, and
 `hand_start_mark_due` is how a command that may make a deal possible asks for one.
 `hand_continue` is called after every engine transition: it folds players who asked to
-leave when their turn comes (checks for them when that is free), then either starts the
-next turn (its deadline, which the timer loop watches) or settles the hand (stacks, rake
-to the house, leavers cashed out, the next deal due after the pause). All of them work
-inside a table command (tables/services/command.py).
+leave when their turn comes (checks for them when that is free; refuses for them when
+asked to run it twice), then either starts the next turn (its deadline, which the timer
+loop watches), asks the players all-in whether to run it twice (a turn's deadline too),
+or settles the hand (stacks, rake to the house, leavers cashed out, the next deal due
+after the pause). All of them work inside a table command (tables/services/command.py).
 """
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db.models import Max
 from django.utils import timezone
@@ -25,7 +26,7 @@ from tables.engine.presets import advance_options, bet_presets
 from tables.engine.state import HandState, start_hand
 from tables.hand_helper import shown_hands
 from tables.ledger import table_account_ensure
-from tables.messages import AdvanceNote, SeatLeft, ShowdownHands, Turn
+from tables.messages import AdvanceNote, RunTwiceAsk, SeatLeft, ShowdownHands, Turn
 from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, SeatStatus, TableStatus
 from tables.rake import rake_contributions_record
 from tables.services.blind_options import (
@@ -141,6 +142,13 @@ def hand_continue(cmd: TableCommand) -> None:
                 _advance_clear(cmd, seat)
         if state.over:
             break
+        if state.run_twice is not None and state.asking_run_twice:
+            # A player who asked to leave refuses to run it twice, as they fold on a turn.
+            leaver = next((s for s in cmd.seats if _leaving_undecided(cmd, s)), None)
+            if leaver is None:
+                break
+            cmd.apply(Action.run_twice(leaver.number, agree=False))
+            continue
         actor = cmd.seat_at(state.actor)
         if actor is None:
             break
@@ -167,8 +175,21 @@ def hand_continue(cmd: TableCommand) -> None:
     cmd.save_hand()
     if state.over:
         _hand_settle(cmd, hand=hand, state=state)
+    elif state.run_twice is not None and state.asking_run_twice:
+        run_twice_ask(cmd, seats=list(state.run_twice.undecided))
     else:
         turn_start(cmd)
+
+
+def _leaving_undecided(cmd: TableCommand, seat: Seat) -> bool:
+    """Whether the seat's player asked to leave and is still asked to run it twice."""
+    agreement = cmd.state.run_twice
+    return (
+        seat.leave_after_hand
+        and agreement is not None
+        and seat.number in agreement.undecided
+        and cmd.dealt_in(seat)
+    )
 
 
 def leaver_action(state: HandState, seat: int) -> Action:
@@ -185,16 +206,35 @@ def _advance_clear(cmd: TableCommand, seat: Seat) -> None:
 
 def turn_start(cmd: TableCommand) -> None:
     """Give the actor their time (RULES §5) and tell the table whose turn it is."""
-    table, hand = cmd.table, cmd.hand
+    table = cmd.table
+    _turn_next(cmd, seconds=table.action_seconds + table.time_bank_seconds)
+    turn_announce(cmd)
+
+
+def run_twice_ask(cmd: TableCommand, *, seats: list[int]) -> None:
+    """Ask the players all-in at `seats` whether to run it twice. Their clock is a turn
+    of the hand (the action clock, no time bank): `turn_timeout` ends it."""
+    table = cmd.table
+    hand, deadline = _turn_next(cmd, seconds=table.action_seconds)
+    cmd.emit(
+        RunTwiceAsk(
+            hand=hand.id, turn=hand.turn_version, deadline=deadline.isoformat(), seats=seats
+        )
+    )
+
+
+def _turn_next(cmd: TableCommand, *, seconds: int) -> tuple[Hand, datetime]:
+    """Number the hand's next turn and give it `seconds` from now: the hand and the
+    turn's deadline (`turn_deadline`)."""
+    hand = cmd.hand
     if hand is None:
         raise ValueError("a turn starts in a hand in progress")
+    deadline = timezone.now() + timedelta(seconds=seconds)
     hand.turn_version += 1
     hand.turn_bonus_used = False
-    hand.turn_deadline = timezone.now() + timedelta(
-        seconds=table.action_seconds + table.time_bank_seconds
-    )
+    hand.turn_deadline = deadline
     cmd.save_hand()
-    turn_announce(cmd)
+    return hand, deadline
 
 
 def turn_announce(cmd: TableCommand, *, reconnect_bonus_seconds: int | None = None) -> None:
@@ -255,7 +295,7 @@ def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
         cmd.save_seat(seat, "stack", "status", "sit_out_after_hand", "advance")
     hands = shown_hands(state)
     if hands:
-        cmd.emit(ShowdownHands(hand=hand.id, hands=hands))
+        cmd.emit(ShowdownHands(hand=hand.id, hands=hands, second=shown_hands(state, second=True)))
     seats_announce(cmd)
     for user_id, note in topped_up.items():
         cmd.note(user_id=user_id, note=note)

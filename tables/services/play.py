@@ -77,18 +77,46 @@ def _protection_allowed(*, seat: Seat, table_limit: int) -> bool:
 
 
 @table_command
+def hand_run_twice(cmd: TableCommand, *, user: User, agree: bool) -> None:
+    """A player asked whether to run it twice answers (in any order; the engine says
+    who may). The last agreement, or any refusal, deals the rest and settles the hand."""
+    hand = cmd.hand
+    if hand is None:
+        raise NotYourTurn("No hand is being played at this table.")
+    seat = cmd.seat_of(user)
+    if seat is None:
+        raise NotSeated("You are not seated at this table.")
+    if not cmd.dealt_in(seat):
+        raise NotYourTurn("You are not in this hand.")
+    try:
+        cmd.apply(Action.run_twice(seat.number, agree=agree))
+    except IllegalAction as exc:
+        raise IllegalTableAction(str(exc), code=exc.code) from exc
+    if not cmd.state.asking_run_twice:
+        hand_continue(cmd)
+    # (Else others are still to answer, on the same clock.)
+
+
+@table_command
 def turn_timeout(cmd: TableCommand, *, hand_id: int, turn: int) -> bool:
     """Apply RULES §5 to a turn whose time ran out. Returns True when it acted.
 
     Does nothing when that turn is no longer the one waiting (the player acted, the hand
     ended) or its deadline has not come (it moved later: the reconnect bonus; the timer
-    loop sees the new one).
+    loop sees the new one). The question whether to run it twice is a turn too: its
+    timeout refuses for whoever has not answered (it is no decision of RULES §5, so it
+    counts toward no sit-out).
     """
     table, hand = cmd.table, cmd.hand
     if hand is None or hand.id != hand_id or hand.turn_version != turn:
         return False
     if hand.turn_deadline is not None and hand.turn_deadline > timezone.now():
         return False
+    agreement = cmd.state.run_twice
+    if agreement is not None and agreement.undecided:
+        cmd.apply(Action.timeout(agreement.undecided[0]))
+        hand_continue(cmd)
+        return True
     seat = cmd.seat_at(cmd.state.actor)
     if seat is None:
         raise ValueError(f"hand {hand.id}: no seat for the actor")

@@ -255,14 +255,17 @@ def seat_leave(cmd: TableCommand, *, user: User) -> bool:
     """Leave the table; the whole stack goes back to the wallet.
 
     A player dealt into the hand in progress leaves when it ends (folding when the action
-    reaches them). Returns True when they left at once.
+    reaches them, refusing to run it twice when asked). Returns True when they left at
+    once.
     """
     seat = _seat_of(cmd, user)
     if cmd.dealt_in(seat):
         seat.leave_after_hand = True
         cmd.save_seat(seat, "leave_after_hand")
-        if cmd.state.actor == seat.number:
-            hand_continue(cmd)
+        agreement = cmd.state.run_twice
+        asked = agreement is not None and seat.number in agreement.undecided
+        if cmd.state.actor == seat.number or asked:
+            hand_continue(cmd)  # (folds, or refuses to run it twice, for them now)
         else:
             seats_announce(cmd)
         return False

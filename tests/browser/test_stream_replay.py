@@ -31,7 +31,7 @@ async (steps) => {
     hand: m.hand && {
       ...pick(m.hand, ["id", "number", "street", "board", "pots", "actor", "isOver", "button",
                        "turn", "deadline", "legal", "bestHand", "toMatch", "potTotal",
-                       "presets", "advanceOptions"]),
+                       "presets", "advanceOptions", "runTwice"]),
       players: m.hand.players.map((p) => pick(p, ["seat", "player", "stack", "committed",
                                                   "in_pot", "status", "cards", "shown"])),
     },

@@ -166,11 +166,15 @@ def new_state(
     """A pokerkit state for ``config`` with ``stacks`` in pokerkit order.
 
     ``rake``: take RULES.md's rake (``config``'s percentage, cap and no-flop-no-drop);
-    otherwise no rake at all.
+    otherwise no rake at all. With ``config.run_it_twice`` the players select the
+    runout count themselves (``select_runout_count``), else pokerkit runs once.
     """
     n = len(stacks)
+    automations = AUTOMATIONS
+    if config.run_it_twice:
+        automations = tuple(a for a in AUTOMATIONS if a is not Automation.RUNOUT_COUNT_SELECTION)
     state = RulesRakeState(
-        AUTOMATIONS,
+        automations,
         Deck.STANDARD,
         _HAND_TYPES[config.game],
         streets(config, straddle=straddle),
@@ -202,10 +206,11 @@ def start_like(ours: HandState, *, rake: bool = False) -> RulesRakeState:
     return pk
 
 
-def board_of(ours: HandState) -> list[int]:
-    """The five board cards the engine deals (or would deal) in this hand."""
+def board_of(ours: HandState, *, runs: int = 1) -> list[int]:
+    """The board cards the engine deals (or would deal) in this hand, in dealing order:
+    five, then (``runs=2``) the cards a second run may take after them."""
     start = len(ours.seats) * ours.config.game.hole_cards
-    return list(ours.deck[start : start + 5])
+    return list(ours.deck[start : start + 5 * runs])
 
 
 def deal_due_board(pk: State, board: Sequence[int]) -> None:
@@ -231,18 +236,25 @@ def play(pk: State, kind: str, to: int | None = None) -> None:
 def odd_chip_groups(events: Sequence[Event]) -> list[set[int]]:
     """Seats among which the engine split a pot with cents left over (merged when they
     overlap). pokerkit places those cents differently (see ``test_differential``), so
-    only each group's total can be compared."""
+    only each group's total can be compared. A pot run twice counts as split between
+    the winners of both runs."""
     by_pot: dict[int, list[Won]] = {}
     for e in events:
         if isinstance(e, Won):
             by_pot.setdefault(e.pot, []).append(e)
     groups: list[set[int]] = []
     for won in by_pot.values():
-        parts = Counter(w.share for w in won)
-        shares = {share: sum(w.amount for w in won if w.share == share) for share in parts}
-        odd = any(shares[share] % count for share, count in parts.items())
-        if "low" in parts and sum(shares.values()) % 2:
-            odd = True  # the hi-lo odd chip: where it goes depends on the pot boundaries
+        odd = False
+        runs = {w.run for w in won}
+        for run in runs:
+            of_run = [w for w in won if w.run == run]
+            parts = Counter(w.share for w in of_run)
+            shares = {share: sum(w.amount for w in of_run if w.share == share) for share in parts}
+            odd = odd or any(shares[share] % count for share, count in parts.items())
+            if "low" in parts and sum(shares.values()) % 2:
+                odd = True  # the hi-lo odd chip: where it goes depends on the pot boundaries
+        if len(runs) > 1 and sum(w.amount for w in won) % 2:
+            odd = True  # the odd chip between the runs: the same
         if odd:
             group = {w.seat for w in won}
             for other in [g for g in groups if g & group]:
@@ -261,10 +273,16 @@ def lowless_side_pot(ours: HandState) -> bool:
     live = [i for i, s in enumerate(ours.status) if s != "folded"]
     if len(live) < 2:
         return False
-    lows = {ours.seats[i]: low_value(ours.hole[i], ours.board) for i in live}
-    if all(v is None for v in lows.values()):
-        return False
-    return any(all(lows[s] is None for s in pot.eligible) for pot in result.pots)
+    boards = [ours.board]
+    if ours.run_twice is not None and ours.run_twice.runs == 2:
+        boards.append(list(ours.run_twice.second_board))  # each board on its own
+    for board in boards:
+        lows = {ours.seats[i]: low_value(ours.hole[i], board) for i in live}
+        if any(v is not None for v in lows.values()) and any(
+            all(lows[s] is None for s in pot.eligible) for pot in result.pots
+        ):
+            return True
+    return False
 
 
 # -- PHH ---------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ Known differences that configuration cannot remove, and how the tests deal with 
   spread over several pots (ties, or hi-lo halves) leaves one odd chip where we leave
   several. For the winners
   of a pot split with cents left over the tests compare the sum of their stacks (everyone
-  else exactly).
+  else exactly). Run twice, an odd pot's extra chip goes to the first run in both
+  engines, but pokerkit's pot boundaries differ from ours, so it is compared the same way.
 * **Hi-lo side pots without a low.** pokerkit halves every pot once any hand at the
   showdown has a qualifying low, even a pot none of whose eligible players has one; it
   then splits that "low" half among all of them (or burns it, warning "some chips will
@@ -58,6 +59,9 @@ Known differences that configuration cannot remove, and how the tests deal with 
   tests cover it).
 * **Rules PHH and pokerkit lack** (all-in protection, kill, overblind, chop) are not
   played here; timeouts are replaced by ordinary actions.
+* **Run it twice** (``test_run_it_twice_*``): every all-in before the river is run twice
+  in both engines (all our players agree; pokerkit's select two runouts), and pokerkit
+  deals the second run's streets from the deck after the first run's, as ours does.
 """
 
 from __future__ import annotations
@@ -206,18 +210,26 @@ def choose(
     return rng.choice(options)
 
 
-def play_hand(seed: str, game: Game, structure: Structure, *, rake: bool) -> Outcome:
-    """Play one random hand in both engines and compare them; raise Mismatch if they differ."""
+def play_hand(
+    seed: str, game: Game, structure: Structure, *, rake: bool, run_twice: bool = False
+) -> Outcome:
+    """Play one random hand in both engines and compare them; raise Mismatch if they differ.
+
+    ``run_twice``: the table plays run it twice, and whenever the players are asked they
+    all agree (pokerkit's players select two runouts).
+    """
     rng = random.Random(seed)
     config = random_config(rng, game, structure)
     if not rake:
         config = replace(config, rake_percent=0)
+    if run_twice:
+        config = replace(config, run_it_twice=True)
     seats = random_seats(rng)
     button = rng.choice(seats).seat
     seats = cover_blinds(seats, button, config)
     ours, events = start_hand(config, seats, button=button, deck=shuffled_deck(rng))
     pk = pka.start_like(ours, rake=rake)
-    board = pka.board_of(ours)
+    board = pka.board_of(ours, runs=2 if run_twice else 1)
     out = Outcome()
     log = [f"seed {seed!r} rake={rake} stacks {list(ours.starting_stacks)}"]
     street, short_all_in = ours.street, False
@@ -231,6 +243,10 @@ def play_hand(seed: str, game: Game, structure: Structure, *, rake: bool) -> Out
             ours, new = apply(ours, action)
             events.extend(new)
             pka.play(pk, str(action.kind), action.to)
+            if ours.run_twice is not None and ours.asking_run_twice:
+                ours, new = _everyone_agrees(ours, pk, log)
+                events.extend(new)
+                out.known["run twice"] += 1
             pka.deal_due_board(pk, board)
             while (
                 pk.actor_index is not None
@@ -255,6 +271,22 @@ def play_hand(seed: str, game: Game, structure: Structure, *, rake: bool) -> Out
     return out
 
 
+def _everyone_agrees(ours: HandState, pk: State, log: list[str]) -> tuple[HandState, list[Event]]:
+    """Every player asked agrees to run it twice in our engine; in pokerkit every
+    runout-count selector selects two."""
+    events: list[Event] = []
+    assert ours.run_twice is not None
+    for seat in ours.run_twice.undecided:
+        ours, new = apply(ours, Action.run_twice(seat, agree=True))
+        events.extend(new)
+    log.append("everyone agrees to run it twice")
+    if not pk.can_select_runout_count():
+        raise Mismatch("pokerkit offers no runout count where ours asks", log)
+    while pk.can_select_runout_count():
+        pk.select_runout_count(2)
+    return ours, events
+
+
 def _compare_stacks(
     ours: HandState, events: list[Event], pk: State, out: Outcome, log: list[str]
 ) -> None:
@@ -275,11 +307,19 @@ def _compare_stacks(
             raise Mismatch(f"rake: ours {ours.result.rake}, pokerkit {pk_rake}", log)
 
 
-def run(game: Game, structure: Structure, hands: int, seed: int) -> Counter[str]:
+def run(
+    game: Game, structure: Structure, hands: int, seed: int, *, run_twice: bool = False
+) -> Counter[str]:
     """Play ``hands`` hands (half raked); return counts of known differences met."""
     totals: Counter[str] = Counter()
     for k in range(hands):
-        out = play_hand(f"{seed}/{game}/{structure}/{k}", game, structure, rake=k % 2 == 1)
+        out = play_hand(
+            f"{seed}/{game}/{structure}/{k}",
+            game,
+            structure,
+            rake=k % 2 == 1,
+            run_twice=run_twice,
+        )
         totals.update(out.known)
         totals["hands"] += 1
         totals["hi-lo side pot without a low (skipped)"] += out.burned
@@ -294,6 +334,16 @@ def test_engine_matches_pokerkit(game: Game, structure: Structure) -> None:
     # Omaha at ~20 hands/s); `make verify` runs thousands.
     totals = run(game, structure, hands=120, seed=7)
     assert totals["hands"] == 120
+
+
+@pytest.mark.parametrize("structure", STRUCTURES)
+@pytest.mark.parametrize("game", GAMES)
+def test_run_it_twice_matches_pokerkits_two_runouts(game: Game, structure: Structure) -> None:
+    # Every all-in before the river is run twice in both engines: the same two boards
+    # from the deck, rake once, each pot halved (odd chip to the first run), each half
+    # awarded on its own board.
+    totals = run(game, structure, hands=60, seed=16, run_twice=True)
+    assert totals["hands"] == 60 and totals["run twice"] >= 5, totals
 
 
 @pytest.mark.verify

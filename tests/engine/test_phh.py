@@ -185,6 +185,7 @@ def random_hand(rng: random.Random, game: Game, structure: Structure, *, special
         else KillMode.NONE,
         allow_overblind=special and limit and rng.random() < 0.3,
         rake_percent=rng.choice((0, 500)),
+        run_it_twice=special and rng.random() < 0.5,
     )
     n = rng.randint(2, 7)
     seat_numbers = sorted(rng.sample(range(1, 10), n))

@@ -54,6 +54,7 @@ def configs(draw: st.DrawFn) -> TableConfig:
         rake_percent=draw(st.sampled_from([0, 500, 1000, 10_000])),
         rake_caps=draw(st.sampled_from([(), ((2, 100), (3, 200), (5, 300)), ((2, 1),)])),
         no_flop_no_drop=draw(st.booleans()),
+        run_it_twice=draw(st.booleans()),
     )
 
 
@@ -146,13 +147,18 @@ def test_random_hands_keep_every_invariant(hand) -> None:  # type: ignore[no-unt
         if state.is_over:
             break
         assert sum(state.stacks) + sum(state.contributed) == total
-        assert state.actor is not None
-        # Nobody has more in this street than to_match (the engine relies on it).
-        assert max(state.committed) <= state.to_match
-        # The round's order is exactly the players who can still act.
-        assert sorted(state.order) == [i for i, s in enumerate(state.status) if s == "in"]
-        assert state.actor_index in state.order
-        check_bounds(state)
+        if state.asking_run_twice:
+            # Nobody acts while the players all-in decide whether to run it twice.
+            assert state.actor is None and state.run_twice and state.run_twice.undecided
+            assert len(state.board) < 5 and state.committed == [0] * len(state.seats)
+        else:
+            assert state.actor is not None
+            # Nobody has more in this street than to_match (the engine relies on it).
+            assert max(state.committed) <= state.to_match
+            # The round's order is exactly the players who can still act.
+            assert sorted(state.order) == [i for i, s in enumerate(state.status) if s == "in"]
+            assert state.actor_index in state.order
+            check_bounds(state)
         if steps % 3 == 0:
             check_views(state)
         action = random_action(state, rng)

@@ -4,8 +4,9 @@ changes, privately, and the five cards of every hand shown down, for everyone.""
 import pytest
 
 from tables.engine.cards import parse_card
-from tables.hand_helper import best_hand
+from tables.hand_helper import best_hand, shown_hands
 from tables.models import HandEvent
+from tests.engine.test_run_it_twice import agree_all, heads_up_all_in
 from tests.streams import record_scenarios
 
 
@@ -62,3 +63,14 @@ def test_each_player_still_in_learns_their_hand_with_each_board_and_nobody_else_
         hand_shown = HandEvent.objects.filter(hand_id=message["hand"], type="shown")
         assert {h["seat"] for h in message["hands"]} == {e.data["seat"] for e in hand_shown}
         assert all(len(h["high_cards"]) == 5 for h in message["hands"])
+
+
+def test_a_hand_run_twice_names_the_shown_hands_on_each_board():
+    state, _ = heads_up_all_in("2s5c9c3h8d" + "KsKc7d4s6h")
+    assert shown_hands(state, second=True) == []  # (not run twice yet)
+    state, _ = agree_all(state, 1, 2)
+    first = {h["seat"]: h["high"] for h in shown_hands(state)}
+    second = {h["seat"]: h for h in shown_hands(state, second=True)}
+    assert first == {1: "a pair of Aces", 2: "a pair of Kings"}
+    assert second[2]["high"] == "four of a kind, Kings"
+    assert sorted(second[2]["high_cards"]) == sorted(["Ks", "Kc", "Kh", "Kd", "7d"])

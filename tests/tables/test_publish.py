@@ -53,9 +53,7 @@ def test_sync_publishes_from_several_threads_share_one_loop_and_arrive_in_order(
         assert len(loop_layers_made) - listening <= 1
 
         async def received() -> list[int]:
-            return [
-                (await layer.receive(channel))["messages"][0]["version"] for _ in range(20)
-            ]
+            return [(await layer.receive(channel))["messages"][0]["version"] for _ in range(20)]
 
         versions = async_to_sync(received)()
         assert versions[:10] == list(range(1, 11))  # one thread: in order

@@ -6,6 +6,7 @@ import pytest
 
 from tables.bots.stakes import DEMO_STAKES
 from tables.models import StakeLevel
+from tables.services.config import stake_config
 
 pytestmark = pytest.mark.django_db
 
@@ -80,3 +81,14 @@ def test_the_demo_catalogue_is_made_of_the_same_defaults():
         stake.defaults_fill()
         for name in ("small_blind", "small_bet", "big_bet", "buy_in_min", "buy_in_max"):
             assert getattr(stake, name) == fields[name], (spec.name, name)
+
+
+def test_run_it_twice_is_off_by_default_and_an_admin_turns_it_on(admin_client):
+    page = admin_client.get("/admin/tables/stakelevel/add/").content.decode()
+    assert 'name="run_it_twice"' in page
+    data = {**REQUIRED, **EMPTY, "name": "NL twice", "big_blind": 200}
+    assert admin_client.post("/admin/tables/stakelevel/add/", data).status_code == 302
+    assert stake_config(stake=StakeLevel.objects.get(name="NL twice")).run_it_twice is False
+    data = {**data, "name": "NL twice on", "run_it_twice": "on"}
+    assert admin_client.post("/admin/tables/stakelevel/add/", data).status_code == 302
+    assert stake_config(stake=StakeLevel.objects.get(name="NL twice on")).run_it_twice is True

@@ -38,6 +38,7 @@ def every_service_is_in_a_scenario(steps: list[Step]) -> None:
         "reconnected",
         "chat",
         "auto_top_up",
+        "run_twice",
     } <= names
 
 

@@ -18,7 +18,7 @@
  */
 
 import { inputDollars, money, parseDollars } from "./format.js";
-import { myPlayer, toMatch } from "./store.js";
+import { askedToRunTwice, myPlayer, mySeat, toMatch } from "./store.js";
 
 const POT_STRUCTURES = new Set(["PL", "NL"]);
 
@@ -51,6 +51,10 @@ export class ActionBar {
     this.topUp = root.querySelector("#btn-topup");
     this.leave = root.querySelector("#btn-leave");
     this.blindToggles = [...root.querySelectorAll("[data-blind-option]")];
+    this.runTwice = root.querySelector("#run-twice");
+    this.runTwiceText = root.querySelector("#run-twice-text");
+    this.runTwiceYes = root.querySelector("#btn-run-twice-yes");
+    this.runTwiceNo = root.querySelector("#btn-run-twice-no");
     this.raiseTo = null;
     this.model = null;
     this.connected = false;
@@ -108,6 +112,8 @@ export class ActionBar {
         if (option) this.command(button.dataset.blindOption, { on: !option.asked });
       });
     }
+    this.runTwiceYes.addEventListener("click", () => this.answerRunTwice(true));
+    this.runTwiceNo.addEventListener("click", () => this.answerRunTwice(false));
     this.sitOut.addEventListener("click", () => this.command("sit_out"));
     this.sitIn.addEventListener("click", () => this.command("sit_in", { post_big_blind: false }));
     this.sitInPost.addEventListener("click", () => this.command("sit_in", { post_big_blind: true }));
@@ -168,6 +174,34 @@ export class ActionBar {
       this.model.pendingAct = false;
       this.render(this.model, this.connected);
     }
+  }
+
+  /** Answer the question to run it twice (the `run_twice_answered` event confirms it). */
+  async answerRunTwice(agree) {
+    if (!this.connected || !askedToRunTwice(this.model) || this.model.pendingAnswer) return;
+    this.model.pendingAnswer = true;
+    this.render(this.model, this.connected);
+    const answer = await this.command("run_twice", { agree });
+    if (answer.type === "error") {
+      this.model.pendingAnswer = false;
+      this.render(this.model, this.connected);
+    }
+  }
+
+  /** The question to run it twice: Yes/No while the viewer is asked, then who is left. */
+  renderRunTwice(model) {
+    const q = model.hand && model.hand.runTwice;
+    const me = mySeat(model);
+    const involved = Boolean(q && q.runs === 0 && me !== null && q.asked.includes(me));
+    this.runTwice.hidden = !involved;
+    if (!involved) return;
+    const asked = askedToRunTwice(model) && !model.pendingAnswer;
+    this.runTwiceYes.hidden = !asked;
+    this.runTwiceNo.hidden = !asked;
+    for (const b of [this.runTwiceYes, this.runTwiceNo]) b.disabled = !this.connected;
+    if (asked) this.runTwiceText.textContent = "Everyone is all-in. Run it twice?";
+    else if (q.agreed.includes(me)) this.runTwiceText.textContent = "You agreed to run it twice: waiting for the others.";
+    else this.runTwiceText.textContent = "Sending your answer…";
   }
 
   amountTyped() {
@@ -272,6 +306,7 @@ export class ActionBar {
     this.leave.hidden = !you || you.leaving;
     this.topUp.hidden = !you || Boolean(me);
     this.renderBlindToggles();
+    this.renderRunTwice(model);
     this.hint.textContent = this.hintText(model);
   }
 

@@ -38,8 +38,20 @@ export function describe(msg, model) {
       return `${who()} posts ${POST_NAMES[msg.kind] || msg.kind} ${money(msg.amount)}${allIn}`;
     case "hole_cards":
       return msg.cards ? { text: `Dealt to you: ${cardsText(msg.cards)}`, kind: "mine" } : null;
-    case "dealt_board":
-      return { text: `${STREET_NAMES[msg.street] || msg.street}: ${cardsText(msg.cards)}`, kind: "street" };
+    case "dealt_board": {
+      const run = msg.run === 2 ? "Second board, " : "";
+      return { text: `${run}${STREET_NAMES[msg.street] || msg.street}: ${cardsText(msg.cards)}`, kind: "street" };
+    }
+    case "run_twice_asked":
+      return { text: `All-in: ${msg.seats.map((s) => nameOf(model, s)).join(", ")} may run it twice`, kind: "info" };
+    case "run_twice_answered":
+      if (msg.timed_out) return { text: `${who()} did not answer in time: the board is run once`, kind: "warn" };
+      return `${who()} ${msg.agree ? "agrees" : "refuses"} to run it twice`;
+    case "run_twice_decided":
+      return {
+        text: msg.runs === 2 ? "Everyone agreed: the board is run twice, each pot split between the runs" : "The board is run once",
+        kind: "info",
+      };
     case "acted":
       switch (msg.action) {
         case "fold": return `${who()} folds`;
@@ -59,14 +71,17 @@ export function describe(msg, model) {
       return `${who()} is all-in protected for ${money(msg.amount_in)}`;
     case "uncalled_returned":
       return `${money(msg.amount)} uncalled, returned to ${who()}`;
-    case "shown":
-      return `${who()} shows ${cardsText(msg.cards)} (${msg.high}${msg.low ? `; low: ${msg.low}` : ""})`;
+    case "shown": {
+      const board = msg.run === 2 ? " on the second board" : "";
+      return `${who()} shows ${cardsText(msg.cards)}${board} (${msg.high}${msg.low ? `; low: ${msg.low}` : ""})`;
+    }
     case "mucked":
       return `${who()} mucks`;
     case "won": {
       const share = msg.share ? ` (${msg.share})` : "";
       const how = msg.description ? ` with ${msg.description}` : "";
-      return { text: `${who()} wins ${money(msg.amount)} from ${potName(msg.pot)}${share}${how}`, kind: "win" };
+      const board = msg.run === 2 ? " on the second board" : "";
+      return { text: `${who()} wins ${money(msg.amount)} from ${potName(msg.pot)}${share}${board}${how}`, kind: "win" };
     }
     case "rake":
       return msg.amount ? `Rake ${money(msg.amount)}` : null;

@@ -13,7 +13,7 @@
  */
 
 import { cardElement, handLimitsText, money, winNote } from "./format.js";
-import { holeCount, mySeat, potTotal, shownHand, toMatch } from "./store.js";
+import { askedToRunTwice, holeCount, mySeat, potTotal, shownHand, toMatch } from "./store.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -44,6 +44,7 @@ export class TableView {
     this.root = root;
     this.seatsBox = root.querySelector("#seats");
     this.board = root.querySelector("#board");
+    this.secondBoard = root.querySelector("#board-2");
     this.pot = root.querySelector("#pot");
     this.handInfo = root.querySelector("#hand-info");
     this.handLimits = root.querySelector("#hand-limits");
@@ -92,7 +93,18 @@ export class TableView {
       this.motion.card(node, `board:${i}`, { board: true, index: i < 3 ? i : 0 });
       return node;
     }) : []));
-    this.board.setAttribute("aria-label", hand && hand.board.length ? `Board, ${hand.board.length} cards` : "Board, no cards yet");
+    const twice = Boolean(hand && hand.secondBoard);
+    const boardName = twice ? "First board" : "Board";
+    this.board.setAttribute("aria-label", hand && hand.board.length ? `${boardName}, ${hand.board.length} cards` : "Board, no cards yet");
+    this.board.classList.toggle("first-board", twice);
+    // Run it twice: the second run's board under the first (the shared cards on both).
+    this.secondBoard.hidden = !twice;
+    this.secondBoard.replaceChildren(...(twice ? hand.secondBoard.map((c) => {
+      const node = cardElement(c);
+      if (best.second.has(c)) node.classList.add("best");
+      return node;
+    }) : []));
+    if (twice) this.secondBoard.setAttribute("aria-label", `Second board, ${hand.secondBoard.length} cards`);
     this.renderPot(hand, live);
     const limits = live ? handLimitsText(hand.structure, hand.limits) : "";
     this.handLimits.textContent = limits ? ` · this hand ${limits}` : "";
@@ -213,20 +225,31 @@ export class TableView {
 /**
  * The cards to light up at a showdown: for each winner, the five cards of the hand that
  * won (the high hand for a whole pot or the high half, the low for the low half), on the
- * board and in their hand. Empty until the server sends `showdown_hands`.
+ * board and in their hand; a board run twice lights each run's winners on its own board.
+ * Empty until the server sends `showdown_hands`.
  */
 function winningCards(hand) {
-  const out = { board: new Set(), seats: new Map() };
+  const out = { board: new Set(), second: new Set(), seats: new Map() };
   if (!hand || !hand.showdown) return out;
-  for (const shown of hand.showdown) {
-    const shares = hand.shares && hand.shares[shown.seat];
-    if (!shares) continue;
-    const cards = new Set([
-      ...(shares.whole || shares.high ? shown.high_cards : []),
-      ...(shares.low && shown.low_cards ? shown.low_cards : []),
-    ]);
-    out.seats.set(shown.seat, cards);
-    for (const c of cards) if (hand.board.includes(c)) out.board.add(c);
+  const runs = [[hand.showdown, hand.runShares[1], hand.board, out.board]];
+  if (hand.showdownSecond && hand.secondBoard) {
+    runs.push([hand.showdownSecond, hand.runShares[2], hand.secondBoard, out.second]);
+  }
+  for (const [showdown, byseat, board, lit] of runs) {
+    for (const shown of showdown) {
+      const shares = byseat[shown.seat];
+      if (!shares) continue;
+      const cards = new Set([
+        ...(shares.whole || shares.high ? shown.high_cards : []),
+        ...(shares.low && shown.low_cards ? shown.low_cards : []),
+      ]);
+      const seatCards = out.seats.get(shown.seat) || new Set();
+      for (const c of cards) {
+        seatCards.add(c);
+        if (board.includes(c)) lit.add(c);
+      }
+      out.seats.set(shown.seat, seatCards);
+    }
   }
   return out;
 }
@@ -249,11 +272,31 @@ export class Clock {
     this.tick();
   }
 
+  /** The clock of the question to run it twice: the action seconds, no time bank. */
+  answerClock(model, hand) {
+    const left = Math.max(0, (Date.parse(hand.deadline) - Date.now()) / 1000);
+    const fraction = Math.min(1, left / Math.max(model.table.action_seconds, 1));
+    const seconds = Math.ceil(left);
+    this.box.hidden = false;
+    this.fill.style.width = `${(fraction * 100).toFixed(1)}%`;
+    this.fill.classList.remove("bank");
+    this.text.textContent = `${seconds} s to answer`;
+    const phase = `${hand.turn}:run_twice`;
+    if (phase !== this.phase) {
+      this.phase = phase;
+      this.announce(`Run it twice? ${seconds} seconds to answer.`);
+    }
+  }
+
   tick() {
     const model = this.model;
     const hand = model && model.hand;
     const bar = this.root.querySelector(".seat.acting .seat-clock .fill");
     const seatTime = this.root.querySelector(".seat.acting [data-role=seat-time]");
+    if (hand && hand.deadline && askedToRunTwice(model)) {
+      this.answerClock(model, hand);
+      return;
+    }
     if (!hand || !hand.deadline || hand.actor === null) {
       this.box.hidden = true;
       this.phase = null;

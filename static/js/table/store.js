@@ -3,8 +3,8 @@
  *
  * `fromSnapshot(msg)` builds the model from the server's snapshot (tables/selectors.py
  * `table_snapshot`); `applyEvent(model, msg)` folds one versioned event into it (the
- * event types of tables/engine/events.py plus the table's own `turn`, `seats` and
- * `seat_left`) and returns notes for the log (who sat down, who dropped or came back,
+ * event types of tables/engine/events.py plus the table's own `turn`, `run_twice_ask`,
+ * `seats` and `seat_left`) and returns notes for the log (who sat down, who dropped or came back,
  * what became of a straddle or overblind request). It does no poker arithmetic: the
  * events carry their results (stacks, commitments, pot total, amount to match, the bet
  * shortcuts) and this copies them; any doubt (a lost message) is settled by a fresh
@@ -28,8 +28,10 @@ function player(hand, seat) {
 function newHandExtras(hand) {
   hand.lastAction = {};
   hand.won = {};
-  // seat -> {whole, high, low}: what each winner took, by half (hi-lo) or whole pots.
+  // seat -> {whole, high, low}: what each winner took, by half (hi-lo) or whole pots;
+  // the same for each run of a board run twice (run -> seat -> shares).
   hand.shares = {};
+  hand.runShares = { 1: {}, 2: {} };
   hand.descriptions = {};
   hand.mucked = {};
   hand.legal = hand.legal || null;
@@ -37,6 +39,11 @@ function newHandExtras(hand) {
   // every hand shown down.
   hand.bestHand = hand.bestHand || null;
   hand.showdown = null;
+  hand.showdownSecond = null;
+  // Run it twice: the question ({asked, agreed, undecided, runs}) once the players
+  // all-in are asked, and the second run's board once it is dealt.
+  hand.runTwice = hand.runTwice || null;
+  hand.secondBoard = hand.secondBoard || null;
   return hand;
 }
 
@@ -51,6 +58,8 @@ export function fromSnapshot(msg, previous) {
     autoTopUp: msg.auto_top_up || null,
     hand: null,
     pendingAct: false,
+    // The viewer's answer to run it twice is on its way (the buttons wait for it).
+    pendingAnswer: false,
     // The finished hand stays on screen until the next one starts.
     lastHand: previous ? previous.lastHand : null,
   };
@@ -80,6 +89,7 @@ export function fromSnapshot(msg, previous) {
       advanceOptions: h.advance_options || null,
       // The hand's events so far as this viewer saw them (main.js rebuilds the log).
       log: h.log || [],
+      runTwice: h.run_twice ? runTwiceOf(h.run_twice) : null,
     });
     model.lastHand = null;
   }
@@ -173,9 +183,43 @@ export function applyEvent(model, msg) {
       }
       break;
     case "dealt_board":
-      if (hand) {
+      if (hand && msg.run === 2 && hand.secondBoard) {
+        hand.secondBoard.push(...msg.cards);
+      } else if (hand) {
         hand.board.push(...msg.cards);
         hand.street = msg.street;
+      }
+      break;
+    case "run_twice_asked":
+      if (hand) {
+        hand.runTwice = runTwiceOf({ asked: msg.seats, agreed: [], undecided: msg.seats, runs: 0 });
+        hand.actor = null;
+      }
+      break;
+    case "run_twice_ask":
+      // The question's clock: a turn of the hand (no actor), its deadline for all.
+      if (hand && hand.runTwice) {
+        hand.turn = msg.turn;
+        hand.deadline = msg.deadline;
+        hand.runTwice.undecided = [...msg.seats];
+      }
+      break;
+    case "run_twice_answered":
+      if (hand && hand.runTwice) {
+        hand.runTwice.undecided = [...msg.undecided];
+        if (msg.agree) hand.runTwice.agreed.push(msg.seat);
+        hand.lastAction[msg.seat] = msg.agree ? "Run twice: yes" : msg.timed_out ? "Time out: run once" : "Run twice: no";
+        if (msg.seat === mySeat(model)) model.pendingAnswer = false;
+      }
+      break;
+    case "run_twice_decided":
+      if (hand && hand.runTwice) {
+        hand.runTwice.runs = msg.runs;
+        hand.runTwice.undecided = [];
+        hand.deadline = null;
+        // The second run starts from the cards both runs share: those on the board now.
+        if (msg.runs === 2) hand.secondBoard = [...hand.board];
+        model.pendingAnswer = false;
       }
       break;
     case "acted":
@@ -226,7 +270,8 @@ export function applyEvent(model, msg) {
       if (p) {
         p.cards = msg.cards;
         p.shown = true;
-        hand.descriptions[p.seat] = msg.low ? `${msg.high}; low ${msg.low}` : msg.high;
+        // (Run twice: the seat keeps the words of the first board; the log has both.)
+        if (msg.run !== 2) hand.descriptions[p.seat] = msg.low ? `${msg.high}; low ${msg.low}` : msg.high;
       }
       break;
     case "mucked":
@@ -239,8 +284,10 @@ export function applyEvent(model, msg) {
       if (p) {
         p.stack = msg.stack;
         hand.won[p.seat] = (hand.won[p.seat] || 0) + msg.amount;
-        const shares = hand.shares[p.seat] || (hand.shares[p.seat] = { whole: 0, high: 0, low: 0 });
-        shares[msg.share || "whole"] += msg.amount;
+        for (const table of [hand.shares, hand.runShares[msg.run === 2 ? 2 : 1]]) {
+          const shares = table[p.seat] || (table[p.seat] = { whole: 0, high: 0, low: 0 });
+          shares[msg.share || "whole"] += msg.amount;
+        }
       }
       break;
     case "chopped":
@@ -305,7 +352,10 @@ export function applyEvent(model, msg) {
       break;
     case "showdown_hands": {
       const shown = model.hand || model.lastHand;
-      if (shown && shown.id === msg.hand) shown.showdown = msg.hands;
+      if (shown && shown.id === msg.hand) {
+        shown.showdown = msg.hands;
+        shown.showdownSecond = msg.second && msg.second.length ? msg.second : null;
+      }
       break;
     }
     case "table_status":
@@ -325,6 +375,17 @@ export function applyEvent(model, msg) {
   if (msg.best_hand && model.hand) model.hand.bestHand = msg.best_hand;
   if (msg.auto_top_up) notes.push(autoTopUpNote(msg.auto_top_up));
   return notes;
+}
+
+/** The question to run it twice as the model keeps it (from a snapshot or an event). */
+function runTwiceOf(q) {
+  return { asked: [...q.asked], agreed: [...q.agreed], undecided: [...q.undecided], runs: q.runs };
+}
+
+/** Whether the viewer is asked to run it twice and has not answered yet. */
+export function askedToRunTwice(model) {
+  const q = model.hand && model.hand.runTwice;
+  return Boolean(q && q.runs === 0 && q.undecided.includes(mySeat(model)));
 }
 
 /** A chip-moving event's results: the player's numbers and the hand's, as sent. */
