@@ -16,13 +16,10 @@ import os
 import signal
 import subprocess
 import uuid
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-import redis
-from django.conf import settings
 
 from poker_room.celery import app as celery_app
 from tables.models import Hand, HandEvent
@@ -30,23 +27,6 @@ from tests.conftest import room_process, wait_for, wait_until_up
 from tests.kit import StakeLevelFactory, TableFactory, seat_players
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def queue(monkeypatch) -> Iterator[str]:
-    """A queue of this test's own: its processes and this process send and take there."""
-    name = f"{settings.CELERY_TASK_DEFAULT_QUEUE}-kills-{uuid.uuid4().hex[:6]}"
-    monkeypatch.setenv("CELERY_TASK_DEFAULT_QUEUE", name)  # for the processes it starts
-    before = celery_app.conf.task_default_queue
-    celery_app.conf.task_default_queue = name
-    yield name
-    celery_app.conf.task_default_queue = before
-    # What the stopped workers left in Redis: this queue's own keys, nothing else.
-    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    try:
-        client.delete(name, f"_kombu.binding.{name}", f"_kombu.binding_permanent.{name}")
-    finally:
-        client.close()
 
 
 def worker(queue: str, node: str):
