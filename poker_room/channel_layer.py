@@ -143,6 +143,13 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
                 logger.warning("channel layer: group refresh failed: %r", exc)
             _raise_if_cancelling()
 
+    async def group_live_size(self, group: str) -> int:
+        """How many channels, of any process, are in `group` and not expired (a dead
+        process's channels count until `group_expiry` drops them)."""
+        connection = self.connection(self.consistent_hash(group))
+        since = time.time() - self.group_expiry
+        return int(await connection.zcount(self._group_key(group), since, "+inf"))
+
     async def groups_refresh(self, *, channel: str | None = None) -> None:
         """Re-add this process's channels (or this one) to their groups: they stay there
         for group_expiry from now."""

@@ -29,7 +29,7 @@ from poker_room.asgi import application
 from poker_room.routing import websocket_urlpatterns
 from tables import commands, consumers
 from tables.consumers import REORDER_WAIT, TableConsumer, TokenBucket
-from tables.events import TableMessage, table_group
+from tables.events import TableMessage, player_presence_group, table_group
 from tables.models import Hand, HandEvent, Seat
 from tables.services import play
 from tests.kit import TableFactory, current, funded_player
@@ -414,6 +414,28 @@ async def test_a_second_tab_on_your_turn_earns_no_bonus_and_a_real_drop_does(tab
     await db(seat.refresh_from_db)()
     assert (seat.dropped_at, seat.dropped_turn) == (None, None)
     await back.ws.disconnect()
+
+
+async def test_a_tab_on_another_web_process_counts_as_open(table):
+    """A socket held by another web process is in the player's presence group only (the
+    channel of a consumer this process never saw): closing the one here is no drop."""
+    actor, _hand = await db(heads_up_hand)(table)
+    presence = player_presence_group(table.id, actor.id)
+    elsewhere = "specific.other-process!tab"
+    layer = get_channel_layer()
+    await layer.group_add(presence, elsewhere)
+    here = await connected(actor, table.id)
+    await answered(here)
+    await here.ws.disconnect()
+    seat = await db(Seat.objects.get)(table=table, player=actor)
+    assert (seat.dropped_at, seat.dropped_turn) == (None, None)
+
+    await layer.group_discard(presence, elsewhere)  # the other tab closed there
+    again = await connected(actor, table.id)
+    await answered(again)
+    await again.ws.disconnect()
+    await db(seat.refresh_from_db)()
+    assert seat.dropped_at is not None
 
 
 def test_a_drop_before_your_turn_earns_no_bonus_on_it(table):
