@@ -278,6 +278,17 @@ async def test_a_gap_filled_in_time_stops_the_wait(table):
 # -- database and Redis faults ---------------------------------------------------------------
 
 
+async def test_a_burst_of_connections_beyond_the_redis_pool_is_accepted(table):
+    """150 sockets at once on one process: more `group_add`s at a time than the layer's
+    100 Redis connections. They wait for a connection; none is refused (99 were)."""
+    burst = [communicator(None, table.id) for _ in range(150)]
+    results = await asyncio.gather(*(ws.connect(timeout=30) for ws in burst))
+    try:
+        assert [accepted for accepted, _ in results] == [True] * len(burst)
+    finally:
+        await asyncio.gather(*(ws.disconnect() for ws in burst))
+
+
 def committed_then(error: Exception):
     """`act` that is carried out and committed, then fails as a dropped connection would
     (the publish to Redis, the connection's closing): the fault the finding reproduced."""
