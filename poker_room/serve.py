@@ -1,12 +1,14 @@
 """Several daphne processes on one port: `python -m poker_room.serve`.
 
-Daphne runs one process on one core. This front binds the port once and starts
-`--processes` daphne children (default `WEB_PROCESSES`, else the number of cores) that
-all accept on that one listening socket (`daphne --fd`): the kernel hands each new
-connection to one of the processes waiting in accept, so no balancer is needed on one
-machine. Any process can serve any table (the row lock orders commands, the Redis
-channel layer carries every event to every process), so it does not matter which child
-a player's sockets land on.
+Daphne runs one process on one core. This front starts `--processes` daphne children
+(default `WEB_PROCESSES`, else the number of cores) and gives each a listening socket of
+its own on the one port (`SO_REUSEPORT`, `daphne --fd`): the kernel spreads new
+connections evenly over those sockets (by a hash of the client's address and port), so
+no balancer is needed on one machine. One socket shared by every child was tried first:
+whichever child is idle first wins each accept, and 30 table sockets opened one after
+another split anywhere from 25/5 to 14/16. Any process can serve any table (the row lock
+orders commands, the Redis channel layer carries every event to every process), so it
+does not matter which child a player's sockets land on.
 
 The front restarts nothing: when a child exits, the front stops the others and exits
 with that child's code, so a supervisor (honcho, systemd) sees the failure and restarts
@@ -41,15 +43,25 @@ def web_processes_default() -> int:
     return os.cpu_count() or 1
 
 
-def listening_socket(host: str, port: int) -> socket.socket:
-    """The one socket every child accepts on, inheritable so the children get it."""
+def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
+    """`count` sockets listening on one port, one per child, inheritable so that the
+    children get them."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(BACKLOG)
-    sock.set_inheritable(True)
-    return sock
+    # A port in use must be refused as daphne alone would be, not joined: SO_REUSEPORT
+    # lets any socket of the same user that sets it join (another room's front, say).
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
+    sockets = []
+    for _ in range(count):
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+        sock.set_inheritable(True)
+        sockets.append(sock)
+    return sockets
 
 
 def child_command(fd: int, daphne_args: Sequence[str]) -> list[str]:
@@ -66,9 +78,8 @@ def exit_code(status: int) -> int:
 class Front:
     """The children and what to do when one ends or a stop signal comes."""
 
-    def __init__(self, sock: socket.socket, processes: int, daphne_args: Sequence[str]) -> None:
-        self.sock = sock
-        self.processes = processes
+    def __init__(self, sockets: Sequence[socket.socket], daphne_args: Sequence[str]) -> None:
+        self.sockets = list(sockets)
         self.daphne_args = list(daphne_args)
         self.children: dict[int, subprocess.Popen[bytes]] = {}
         self.stopping = False
@@ -77,13 +88,15 @@ class Front:
         print(f"[web] {message}", file=sys.stderr, flush=True)
 
     def start(self) -> None:
-        fd = self.sock.fileno()
-        for _ in range(self.processes):
+        """Start one child per socket; the children hold the sockets, the front none."""
+        host, port = self.sockets[0].getsockname()[:2]
+        for sock in self.sockets:
+            fd = sock.fileno()
             child = subprocess.Popen(child_command(fd, self.daphne_args), pass_fds=(fd,))
             self.children[child.pid] = child
-        host, port = self.sock.getsockname()[:2]
+            sock.close()
         pids = ", ".join(map(str, self.children))
-        self.say(f"{self.processes} daphne processes on {host}:{port} (pids {pids})")
+        self.say(f"{len(self.children)} daphne processes on {host}:{port} (pids {pids})")
 
     def stop(self, signum: int, frame: object) -> None:
         """SIGTERM/SIGINT: pass it on; the wait loop exits once every child is gone."""
@@ -147,16 +160,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if processes < 1:
         parser.error("run at least one web process")
     try:
-        sock = listening_socket(options.bind, options.port)
+        sockets = listening_sockets(options.bind, options.port, processes)
     except OSError as exc:
         parser.error(f"cannot listen on {options.bind}:{options.port}: {exc.strerror}")
 
-    front = Front(sock, processes, daphne_args)
+    front = Front(sockets, daphne_args)
     signal.signal(signal.SIGTERM, front.stop)
     signal.signal(signal.SIGINT, front.stop)
     front.start()
-    # The children hold the socket now; the front only waits.
-    sock.close()
     return front.wait()
 
 
