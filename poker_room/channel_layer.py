@@ -21,6 +21,12 @@ socket with 1011); it waits with backoff until Redis answers again, re-adds the 
 to its groups at once (a restarted Redis may have lost them), and goes on receiving. The
 client sees a gap in the stream at the next message and resyncs from a snapshot.
 
+A burst of connections (a hundred players arriving at once on one process) used to find
+redis-py's pool of 100 connections all taken, and its pool then fails the command at
+once (`MaxConnectionsError`): their `group_add` failed and the sockets were refused.
+The pool here is a `BlockingConnectionPool` of the same size: a command waits up to
+`POOL_WAIT_SECONDS` for a free connection instead.
+
 Cancellation: on Python 3.11 a cancel that lands while redis-py reads a reply under
 `asyncio.timeout` can come out as redis's `TimeoutError`, which redis-py's own retry or
 our wait-for-Redis loop would then swallow. channels-redis receives in a loop of blocking
@@ -37,6 +43,7 @@ from collections import defaultdict
 from typing import Any
 
 from channels_redis.core import RedisChannelLayer
+from redis.asyncio import BlockingConnectionPool
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -47,6 +54,10 @@ REDIS_DOWN_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
 # Seconds between attempts while Redis is down: doubling from the first to the last.
 RECEIVE_RETRY_FIRST = 0.5
 RECEIVE_RETRY_MAX = 5.0
+# Connections each process may open to Redis (redis-py's default), and how long a command
+# waits for one of them when all are busy.
+POOL_MAX_CONNECTIONS = 100
+POOL_WAIT_SECONDS = 10.0
 
 
 def _raise_if_cancelling() -> None:
@@ -70,6 +81,16 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
         # group -> channels of this process in it
         self.memberships: defaultdict[str, set[str]] = defaultdict(set)
         self._refreshers: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
+
+    def create_pool(self, index: int) -> BlockingConnectionPool:
+        """The pool of host `index`: a command waits for a free connection (see above)."""
+        host = dict(self.hosts[index])
+        return BlockingConnectionPool.from_url(
+            host.pop("address"),
+            max_connections=POOL_MAX_CONNECTIONS,
+            timeout=POOL_WAIT_SECONDS,
+            **host,
+        )
 
     async def group_add(self, group: str, channel: str) -> None:
         await super().group_add(group, channel)
@@ -142,6 +163,13 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
                 _raise_if_cancelling()
                 logger.warning("channel layer: group refresh failed: %r", exc)
             _raise_if_cancelling()
+
+    async def group_live_size(self, group: str) -> int:
+        """How many channels, of any process, are in `group` and not expired (a dead
+        process's channels count until `group_expiry` drops them)."""
+        connection = self.connection(self.consistent_hash(group))
+        since = time.time() - self.group_expiry
+        return int(await connection.zcount(self._group_key(group), since, "+inf"))
 
     async def groups_refresh(self, *, channel: str | None = None) -> None:
         """Re-add this process's channels (or this one) to their groups: they stay there

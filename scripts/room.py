@@ -146,6 +146,8 @@ def run(stack: ExitStack) -> int:
     env.setdefault("DJANGO_SETTINGS_MODULE", "poker_room.settings.dev")
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     port = env.setdefault("PORT", "8000")
+    # The web front (poker_room/serve.py) starts this many daphne processes on the port.
+    web_processes = env.setdefault("WEB_PROCESSES", str(os.cpu_count() or 1))
 
     ensure_database(env["DATABASE_URL"])
     manage("migrate", "--noinput", env=env)
@@ -153,6 +155,7 @@ def run(stack: ExitStack) -> int:
     manage("seed_demo", env=env)
 
     say(f"the room is at http://127.0.0.1:{port}/ (admin: /admin/, health: /healthz)")
+    say(f"{web_processes} web processes share the port (WEB_PROCESSES=N make run for N)")
     say("demo logins (password 'pokerdemo'): alice, bob, carol (players), auditor, admin (staff)")
     say("Ctrl-C stops everything")
     honcho = subprocess.Popen(

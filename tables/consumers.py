@@ -12,9 +12,11 @@ Protocol (docs/protocol.md has the whole of it, with an example session):
   answer is `{"type": "ack", "seq": n}` or `{"type": "error", "seq": n, "code": ...,
   "message": ...}`; an error changes nothing. What the command changed arrives as events.
 * A player whose connection dropped during their own turn and who comes back before it
-  ends gets the reconnect bonus (RULES §5): closing a player's last socket on this process
+  ends gets the reconnect bonus (RULES §5): closing a player's last socket to the table
   records the drop (`seat_disconnected`), the next connect grants the bonus for that turn
   (`seat_reconnected`). A second tab opened while the first is connected earns nothing.
+  A player's sockets are counted in a channel-layer group of their own
+  (`player_presence_group`), so a tab served by another web process counts too.
 
 Robustness: no frame closes the socket. A frame over `MAX_FRAME_CHARS`, one that is not
 JSON (too deeply nested included), a field out of range or longer than `MAX_TEXT_CHARS`
@@ -38,7 +40,6 @@ import json
 import logging
 import time
 import uuid
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -49,7 +50,7 @@ from django.db import DataError, connection, transaction
 from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
 from tables.commands import COMMANDS, CommandError, Snapshot, command_parse
-from tables.events import TableMessage, table_group
+from tables.events import TableMessage, player_presence_group, table_group
 from tables.exceptions import TableError
 from tables.models import Table
 from tables.selectors import table_snapshot
@@ -91,9 +92,6 @@ class TokenBucket:
 class TableConsumer(AsyncJsonWebsocketConsumer):
     rate_burst: ClassVar[float] = RATE_BURST
     rate_per_second: ClassVar[float] = RATE_PER_SECOND
-    # Open sockets of each (table id, user id) on this process: a player's drop is
-    # recorded only when their last one closes (another tab may still be open).
-    open_sockets: ClassVar[Counter[tuple[int, int]]] = Counter()
 
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
@@ -102,7 +100,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.last_seq = 0
         self.connection_id = uuid.uuid4().hex
         self.bucket = TokenBucket(capacity=self.rate_burst, rate=self.rate_per_second)
-        self.counted = False
+        self.present = False  # in the player's presence group
         # The last version this client has (None until the snapshot), messages that
         # arrived ahead of a missing one, by version, and the version being waited for.
         self.version: int | None = None
@@ -120,10 +118,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=4404)
             return
         await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
-        await self.accept()
         if self.user is not None:
-            self.open_sockets[(self.table_id, self.user.id)] += 1
-            self.counted = True
+            presence = player_presence_group(self.table_id, self.user.id)
+            await self.channel_layer.group_add(presence, self.channel_name)
+            self.present = True
+        await self.accept()
         await self.send_snapshot()
         if self.user is not None:
             try:
@@ -141,20 +140,23 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(table_group(self.table_id), self.channel_name)
         except Exception:
             logger.exception("table %s: leaving the group failed", self.table_id)
-        if not getattr(self, "counted", False) or self.user is None:
+        if not getattr(self, "present", False) or self.user is None:
             return
-        self.counted = False
-        key = (self.table_id, self.user.id)
-        self.open_sockets[key] -= 1
-        if self.open_sockets[key] > 0:
-            return  # another socket of theirs is open here: nothing dropped
-        del self.open_sockets[key]
+        self.present = False
+        user_id = self.user.id
+        presence = player_presence_group(self.table_id, user_id)
+        try:
+            await self.channel_layer.group_discard(presence, self.channel_name)
+            if await self.channel_layer.group_live_size(presence) > 0:
+                return  # another socket of theirs is open, here or on another process
+        except Exception:  # Redis is down: take this one for their last socket
+            logger.exception("table %s: counting the sockets of %s failed", self.table_id, user_id)
         try:
             await database_sync_to_async(play.seat_disconnected)(
                 table_id=self.table_id, user=self.user
             )
         except Exception:
-            logger.exception("table %s: recording the drop of %s failed", self.table_id, key[1])
+            logger.exception("table %s: recording the drop of %s failed", self.table_id, user_id)
 
     async def send_snapshot(self) -> None:
         snapshot = await database_sync_to_async(self._snapshot)()

@@ -54,6 +54,12 @@ def table_group(table_id: int) -> str:
     return f"table.{table_id}"
 
 
+def player_presence_group(table_id: int, user_id: int) -> str:
+    """The group of one player's sockets at a table, whichever web process holds them:
+    when one closes, its members say whether another is still open."""
+    return f"table.{table_id}.player.{user_id}"
+
+
 def publish_on_commit(*, table_id: int, messages: Sequence[TableMessage]) -> None:
     """Send the messages to the table's group once the current transaction commits."""
     if messages:

@@ -168,6 +168,28 @@ def wait_for(
     raise AssertionError(f"{what}: not within {timeout} s")
 
 
+@pytest.fixture
+def queue(monkeypatch) -> Iterator[str]:
+    """A Celery queue of the test's own: the processes it starts (their environment) and
+    this process send and take there, never the suite's worker."""
+    import redis
+
+    from poker_room.celery import app
+
+    name = f"{settings.CELERY_TASK_DEFAULT_QUEUE}-own-{uuid.uuid4().hex[:6]}"
+    monkeypatch.setenv("CELERY_TASK_DEFAULT_QUEUE", name)  # for the processes it starts
+    before = app.conf.task_default_queue
+    app.conf.task_default_queue = name
+    yield name
+    app.conf.task_default_queue = before
+    # What the stopped workers left in Redis: this queue's own keys, nothing else.
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    try:
+        client.delete(name, f"_kombu.binding.{name}", f"_kombu.binding_permanent.{name}")
+    finally:
+        client.close()
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[str]:
     """A real Celery worker process on the suite's own queue, using the test database.

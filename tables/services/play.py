@@ -179,8 +179,8 @@ def seat_disconnected(cmd: TableCommand, *, user: User) -> bool:
     """The player's last connection to this table closed: record the drop, and the turn
     it happened in when that turn was theirs. Returns True when it was their turn.
 
-    The consumer calls it when no other socket of the player is open on its process
-    (connections cannot be counted reliably across processes; docs/protocol.md).
+    The consumer calls it when no other socket of the player to this table is open, on
+    any web process (their presence group, tables/consumers.py; docs/protocol.md).
     Nothing to record for a viewer who is not seated.
     """
     cmd.moves_on = False

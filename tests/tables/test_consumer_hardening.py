@@ -29,7 +29,7 @@ from poker_room.asgi import application
 from poker_room.routing import websocket_urlpatterns
 from tables import commands, consumers
 from tables.consumers import REORDER_WAIT, TableConsumer, TokenBucket
-from tables.events import TableMessage, table_group
+from tables.events import TableMessage, player_presence_group, table_group
 from tables.models import Hand, HandEvent, Seat
 from tables.services import play
 from tests.kit import TableFactory, current, funded_player
@@ -278,6 +278,17 @@ async def test_a_gap_filled_in_time_stops_the_wait(table):
 # -- database and Redis faults ---------------------------------------------------------------
 
 
+async def test_a_burst_of_connections_beyond_the_redis_pool_is_accepted(table):
+    """150 sockets at once on one process: more `group_add`s at a time than the layer's
+    100 Redis connections. They wait for a connection; none is refused (99 were)."""
+    burst = [communicator(None, table.id) for _ in range(150)]
+    results = await asyncio.gather(*(ws.connect(timeout=30) for ws in burst))
+    try:
+        assert [accepted for accepted, _ in results] == [True] * len(burst)
+    finally:
+        await asyncio.gather(*(ws.disconnect() for ws in burst))
+
+
 def committed_then(error: Exception):
     """`act` that is carried out and committed, then fails as a dropped connection would
     (the publish to Redis, the connection's closing): the fault the finding reproduced."""
@@ -414,6 +425,28 @@ async def test_a_second_tab_on_your_turn_earns_no_bonus_and_a_real_drop_does(tab
     await db(seat.refresh_from_db)()
     assert (seat.dropped_at, seat.dropped_turn) == (None, None)
     await back.ws.disconnect()
+
+
+async def test_a_tab_on_another_web_process_counts_as_open(table):
+    """A socket held by another web process is in the player's presence group only (the
+    channel of a consumer this process never saw): closing the one here is no drop."""
+    actor, _hand = await db(heads_up_hand)(table)
+    presence = player_presence_group(table.id, actor.id)
+    elsewhere = "specific.other-process!tab"
+    layer = get_channel_layer()
+    await layer.group_add(presence, elsewhere)
+    here = await connected(actor, table.id)
+    await answered(here)
+    await here.ws.disconnect()
+    seat = await db(Seat.objects.get)(table=table, player=actor)
+    assert (seat.dropped_at, seat.dropped_turn) == (None, None)
+
+    await layer.group_discard(presence, elsewhere)  # the other tab closed there
+    again = await connected(actor, table.id)
+    await answered(again)
+    await again.ws.disconnect()
+    await db(seat.refresh_from_db)()
+    assert seat.dropped_at is not None
 
 
 def test_a_drop_before_your_turn_earns_no_bonus_on_it(table):
