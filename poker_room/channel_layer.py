@@ -145,6 +145,23 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
         self.memberships.clear()
         await super().flush()
 
+    async def close_pools(self) -> None:
+        """Close the connections of every event loop, each on its own loop.
+
+        A process has two loops that use the layer: its own (daphne's, a test's) and the
+        publisher's (tables/events.py), which sends what sync code publishes.
+        channels-redis closed every loop's connections from the calling loop, and a
+        connection closed from a loop not its own raises. The connections of a loop that
+        is neither this one nor running cannot be closed from here; they are left.
+        """
+        await self.wait_received()
+        current = asyncio.get_running_loop()
+        for loop, layer in list(self._layers.items()):
+            if loop is current:
+                await layer.flush()
+            elif loop.is_running():
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(layer.flush(), loop))
+
     def _ensure_refresher(self) -> None:
         loop = asyncio.get_running_loop()
         for other, task in list(self._refreshers.items()):

@@ -2,6 +2,7 @@
 through one event loop per process (`tables.events._Publisher`), so the channel layer's
 Redis connections are kept, not opened anew for every command as `async_to_sync` did."""
 
+import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 import channels_redis.core
@@ -58,5 +59,31 @@ def test_sync_publishes_from_several_threads_share_one_loop_and_arrive_in_order(
         versions = async_to_sync(received)()
         assert versions[:10] == list(range(1, 11))  # one thread: in order
         assert sorted(versions[10:]) == list(range(11, 21))
+    finally:
+        async_to_sync(layer.group_discard)(table_group(TABLE_ID), channel)
+
+
+def test_the_layer_closes_its_connections_of_both_loops_and_publishes_after():
+    """close_pools from a test's (or daphne's) loop closes the publisher loop's connections
+    on that loop: channels-redis closed them from the calling loop, which raised."""
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(table_group(TABLE_ID), channel)
+    try:
+        events._publish(TABLE_ID, [TableMessage(version=1, public={"type": "probe"})])
+
+        async def close_then_receive() -> int:
+            await layer.close_pools()
+            await asyncio.get_running_loop().run_in_executor(
+                None,
+                events._publish,
+                TABLE_ID,
+                [TableMessage(version=2, public={"type": "probe"})],
+            )
+            first = await layer.receive(channel)
+            second = await layer.receive(channel)
+            return second["messages"][0]["version"] - first["messages"][0]["version"]
+
+        assert async_to_sync(close_then_receive)() == 1
     finally:
         async_to_sync(layer.group_discard)(table_group(TABLE_ID), channel)
