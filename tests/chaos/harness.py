@@ -99,7 +99,9 @@ def world_create(*, structures: tuple[tuple[str, str], ...], players: int) -> Wo
     for k, (game, structure) in enumerate(structures):
         stake = stake_for(game, structure)
         stake.name = f"{stake.name} chaos {tag} {k}"
-        stake.save(update_fields=["name"])
+        # Every other table plays run it twice: its question is a step of its own.
+        stake.run_it_twice = k % 2 == 1
+        stake.save(update_fields=["name", "run_it_twice"])
         tables.append(
             TableFactory(
                 name=f"chaos {tag} {n}.{k}",
@@ -210,10 +212,14 @@ def table_checks(world: World) -> None:
                 f"hand {hand.pk}: the player dealt in at seat {number} is gone"
             )
             assert seat.stack == start, f"hand {hand.pk}: seat {number} moved during the hand"
+        assert hand.turn_deadline is not None, f"hand {hand.pk} has no clock"
+        if state.asking_run_twice:
+            # Nobody acts: the players asked answer, and someone is still to answer.
+            assert state.run_twice is not None and state.run_twice.undecided, hand.pk
+            continue
         assert state.actor is not None, f"hand {hand.pk} has nobody to act"
         legal = state.legal_actions()
         assert legal.can_fold or legal.can_check or legal.can_call or legal.can_bet_raise
-        assert hand.turn_deadline is not None, f"hand {hand.pk} has no clock"
 
 
 def hole_cards(hand: Hand) -> dict[int, set[str]]:

@@ -323,7 +323,12 @@ class ServicesMachine(RuleBasedStateMachine):
         """Anyone leaves at any moment; with `actor`, the player whose turn it is."""
         table = data.draw(st.sampled_from(self.world.tables))
         live = harness.live_hand(table)
-        if actor and live is not None:
+        if actor and live is not None and live[1].asking_run_twice:
+            # A player asked whether to run it twice leaves: a refusal, at once.
+            seat = data.draw(st.sampled_from(live[1].run_twice.undecided))
+            user = Seat.objects.get(table=table, number=seat).player
+            STATS.note("leave while asked to run it twice")
+        elif actor and live is not None:
             user = Seat.objects.get(table=table, number=live[1].actor).player
             free = live[1].legal_actions().can_check
             STATS.note(f"leave on own turn, check {'free' if free else 'not free'}")
@@ -423,6 +428,9 @@ class ServicesMachine(RuleBasedStateMachine):
         if live is None:
             return
         hand, state = live
+        if state.asking_run_twice:
+            self._answer_run_twice(data, table, state)
+            return
         legal = state.legal_actions()
         # Mostly checks and calls, so that hands reach later streets and showdowns.
         choices = [("check", None) if legal.can_check else ("call", None)] * 4
@@ -448,6 +456,31 @@ class ServicesMachine(RuleBasedStateMachine):
         if self.healthy(table):
             assert ok, f"a legal {kind} {amount} on seat {state.actor}'s turn failed: {result!r}"
 
+    def _answer_run_twice(self, data, table: Table, state) -> None:
+        """Whether to run it twice: a player asked answers; or someone else does (a
+        player who has agreed already, one not asked, a stranger) and is refused."""
+        agreement = state.run_twice
+        seat = data.draw(st.sampled_from(agreement.undecided))
+        asked = Seat.objects.get(table=table, number=seat).player
+        who = data.draw(st.sampled_from(("asked", "asked", "someone_else")))
+        user = asked if who == "asked" else data.draw(st.sampled_from(self.world.people))
+        agree = data.draw(st.booleans())
+        ok, result = self.attempt(
+            table, lambda: play.hand_run_twice(table_id=table.pk, user=user, agree=agree)
+        )
+        if ok:
+            STATS.note(f"run twice {'yes' if agree else 'no'}")
+        if not self.healthy(table):
+            return
+        if user == asked:
+            assert ok, f"seat {seat}'s answer to run it twice failed: {result!r}"
+        elif user.pk not in {
+            s.player_id for s in Seat.objects.filter(table=table, number__in=agreement.undecided)
+        }:
+            assert not ok and isinstance(result, TableError), (
+                f"{user} answered for the table without being asked: {result!r}"
+            )
+
     @rule(
         data=st.data(),
         how=st.sampled_from(("other_player", "stranger", "stale_turn", "odd_kind", "odd_amount")),
@@ -458,7 +491,11 @@ class ServicesMachine(RuleBasedStateMachine):
         live = harness.live_hand(table)
         user = data.draw(st.sampled_from(self.world.people))
         kind, amount, turn = "call", None, None
-        if live is not None:
+        if live is not None and live[1].asking_run_twice:
+            # Nobody may act while the players all-in are asked: an asked one tries.
+            seat = data.draw(st.sampled_from(live[1].run_twice.undecided))
+            user = Seat.objects.get(table=table, number=seat).player
+        elif live is not None:
             hand, state = live
             actor = Seat.objects.get(table=table, number=state.actor).player
             if how in ("stale_turn", "odd_kind", "odd_amount"):
