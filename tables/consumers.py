@@ -52,7 +52,7 @@ from cashier.idempotency import client_idempotency_key
 from tables.commands import COMMANDS, CommandError, Snapshot, command_parse
 from tables.events import TableMessage, player_presence_group, table_group
 from tables.exceptions import TableError
-from tables.models import Table
+from tables.models import Seat, Table
 from tables.selectors import table_snapshot
 from tables.services import play
 
@@ -123,8 +123,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_add(presence, self.channel_name)
             self.present = True
         await self.accept()
-        await self.send_snapshot()
-        if self.user is not None:
+        seated = await self.send_snapshot()
+        # A viewer who is not seated has no bonus to get: no table command (and lock) for them.
+        if self.user is not None and seated:
             try:
                 await database_sync_to_async(play.seat_reconnected)(
                     table_id=self.table_id, user=self.user
@@ -151,6 +152,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 return  # another socket of theirs is open, here or on another process
         except Exception:  # Redis is down: take this one for their last socket
             logger.exception("table %s: counting the sockets of %s failed", self.table_id, user_id)
+        seat = Seat.objects.filter(table_id=self.table_id, player_id=user_id)
+        if not await database_sync_to_async(seat.exists)():
+            return  # a viewer who is not seated has no drop to record (and takes no lock)
         try:
             await database_sync_to_async(play.seat_disconnected)(
                 table_id=self.table_id, user=self.user
@@ -158,12 +162,14 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         except Exception:
             logger.exception("table %s: recording the drop of %s failed", self.table_id, user_id)
 
-    async def send_snapshot(self) -> None:
+    async def send_snapshot(self) -> bool:
+        """Send the table as it is now; returns whether the viewer is seated in it."""
         snapshot = await database_sync_to_async(self._snapshot)()
         await self.send_json(snapshot)
         self.version = snapshot["v"]
         self.early = {v: body for v, body in self.early.items() if v > self.version}
         await self._send_in_order()
+        return snapshot["you"] is not None
 
     def _snapshot(self) -> dict[str, Any]:
         # One moment of the table: its version `v` and everything shown at `v` are read

@@ -253,7 +253,7 @@ def _loop(leadership: Leadership, workers: Executor, stop: Callable[[], bool]) -
     confirmed: float | None = None
     while not stop():
         try:
-            if confirmed is None or time.monotonic() - confirmed >= HEARTBEAT_EVERY.seconds:
+            if confirmed is None or time.monotonic() - confirmed >= HEARTBEAT_EVERY.total_seconds():
                 if not leadership.holds():
                     if confirmed is not None:
                         logger.warning("timers: another process leads now; standing by")
