@@ -178,12 +178,14 @@ class TableCommand:
             hand = self._hand if self._hand_loaded else self.hand
             if hand is None:
                 self._dealt = {}
-            elif None not in (ids := self.state.player_ids):
-                # The state names every player by id (HandPlayer holds the same, from the
-                # same deal): no query.
-                pairs = zip(self.state.seats, ids, strict=True)
+            elif self._state is not None and None not in (ids := self._state.player_ids):
+                # The state, parsed already, names every player by id (HandPlayer holds the
+                # same, from the same deal): no query. Not parsed for this alone: a command
+                # that needs no state (an admin pausing a table whose state cannot be
+                # read) must not depend on it.
+                pairs = zip(self._state.seats, ids, strict=True)
                 self._dealt = {seat: id_ for seat, id_ in pairs if id_ is not None}
-            else:  # a state stored before it kept the ids
+            else:  # not parsed, or stored before it kept the ids
                 self._dealt = hand_players_by_seat(hand=hand)
         return self._dealt
 
