@@ -43,6 +43,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.db import DataError, connection, transaction
@@ -50,7 +51,7 @@ from django.db import DataError, connection, transaction
 from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
 from tables.commands import COMMANDS, CommandError, Snapshot, command_parse
-from tables.events import TableMessage, player_presence_group, table_group
+from tables.events import messages_from_group, player_presence_group, table_group
 from tables.exceptions import TableError
 from tables.models import Seat, Table
 from tables.selectors import table_snapshot
@@ -104,7 +105,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # The last version this client has (None until the snapshot), messages that
         # arrived ahead of a missing one, by version, and the version being waited for.
         self.version: int | None = None
-        self.early: dict[int, dict[str, Any]] = {}
+        # (JSON texts: the forms are encoded once per process, tables/events.py)
+        self.early: dict[int, str] = {}
         self.reorder_timer: asyncio.TimerHandle | None = None
         self.waiting_for: int | None = None
         try:
@@ -132,6 +134,16 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 )
             except Exception:  # the connection works without the bonus: keep it
                 logger.exception("table %s: the reconnect bonus failed", self.table_id)
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels' own dispatch first runs close_old_connections in a worker thread: a
+        # thread hop for every message to every socket, a tenth of a web process's CPU
+        # under load (py-spy). Needless here: this consumer reaches the database only
+        # through database_sync_to_async, which closes them in its thread, before and after.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def disconnect(self, code: int) -> None:
         self._stop_waiting()
@@ -286,10 +298,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def table_messages(self, wire: dict[str, Any]) -> None:
         """A command's messages from the group: send the form this viewer may see, in order."""
         user_id = self.user.id if self.user else None
-        for message in map(TableMessage.from_wire, wire["messages"]):
+        for message in messages_from_group(wire):
             if self.version is not None and message.version <= self.version:
                 continue  # the snapshot (or an earlier send) already has it
-            self.early[message.version] = message.for_user(user_id)
+            self.early[message.version] = message.text_for(user_id)
         await self._send_in_order()
 
     async def _send_in_order(self) -> None:
@@ -297,7 +309,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return  # the snapshot is on its way; it decides where the stream starts
         while self.version + 1 in self.early:
             self.version += 1
-            await self.send_json(self.early.pop(self.version))
+            await self.send(text_data=self.early.pop(self.version))
         # The wait is for one missing version, from when it became the one missing:
         # when it arrives and a later one is missing instead, the clock starts again.
         missing = self.version + 1 if self.early else None
@@ -327,6 +339,6 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         try:
             for version in sorted(self.early):
                 self.version = version
-                await self.send_json(self.early.pop(version))
+                await self.send(text_data=self.early.pop(version))
         except Exception:  # a task of its own: nobody else would see it fail
             logger.exception("table %s: passing on held messages failed", self.table_id)

@@ -13,6 +13,7 @@ a fresh snapshot.
 """
 
 import asyncio
+import json
 import os
 import threading
 from collections.abc import Coroutine, Sequence
@@ -33,11 +34,22 @@ class TableMessage:
     public: dict[str, Any]
     # user id -> the form of the event that player may see instead of `public`
     private: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # The JSON text of each form, made once: a web process holds many viewers of a table
+    # and sends each of them one of a few forms (user id, or None for the public one).
+    _texts: dict[int | None, str] = field(default_factory=dict, compare=False, repr=False)
 
     def for_user(self, user_id: int | None) -> dict[str, Any]:
         """The message as this viewer (None: a spectator) receives it."""
         body = self.private.get(user_id, self.public) if user_id is not None else self.public
         return {"v": self.version, **body}
+
+    def text_for(self, user_id: int | None) -> str:
+        """`for_user` as the JSON text sent on the viewer's socket."""
+        form = user_id if user_id in self.private else None
+        text = self._texts.get(form)
+        if text is None:
+            text = self._texts[form] = json.dumps(self.for_user(form))
+        return text
 
     def to_wire(self) -> dict[str, Any]:
         # JSON-safe keys: the channel layer serialises with msgpack.
@@ -48,6 +60,25 @@ class TableMessage:
     def from_wire(cls, wire: dict[str, Any]) -> "TableMessage":
         private = {int(uid): body for uid, body in wire["private"].items()}
         return cls(version=wire["version"], public=wire["public"], private=private)
+
+
+def messages_from_group(group_message: dict[str, Any]) -> list[TableMessage]:
+    """The messages of one `table.messages` group message, decoded once per process.
+
+    channels-redis sends a group message to a process once and hands the same dict to
+    each of its channels in the group: the first consumer to read it decodes it and
+    keeps the result in it, so the messages (and their JSON texts) are made once for all
+    the viewers of the table this process serves.
+    """
+    decoded = group_message.get(_DECODED)
+    if decoded is None:
+        decoded = group_message[_DECODED] = [
+            TableMessage.from_wire(wire) for wire in group_message["messages"]
+        ]
+    return decoded
+
+
+_DECODED = "_decoded"  # never sent: it is added where the message was received
 
 
 def table_group(table_id: int) -> str:

@@ -6,6 +6,7 @@ from typing import Any
 from django.utils import timezone
 
 from accounts.models import User
+from tables import rows
 from tables.engine.events import event_from_dict
 from tables.engine.presets import advance_options, bet_presets
 from tables.engine.state import HandState
@@ -18,7 +19,6 @@ from tables.models import (
     Departure,
     Hand,
     HandPlayer,
-    HandStatus,
     PlayerSettings,
     Seat,
     SeatStatus,
@@ -31,7 +31,7 @@ CHAT_RECENT = 30
 
 
 def hand_in_progress(*, table: Table) -> Hand | None:
-    return Hand.objects.filter(table=table, status=HandStatus.IN_PROGRESS).first()
+    return rows.hand_in_progress(table)
 
 
 def hand_players_by_seat(*, hand: Hand) -> dict[int, int]:
@@ -45,7 +45,8 @@ def hand_dealt_to(*, hand: Hand, seat: int, user_id: int) -> bool:
 
 
 def table_seats(*, table: Table) -> list[Seat]:
-    return list(Seat.objects.filter(table=table).select_related("player").order_by("number"))
+    """The table's seats by number, with their players."""
+    return rows.seats_with_players(table)
 
 
 def seats_public(seats: list[Seat]) -> list[dict]:

@@ -50,6 +50,7 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from accounts.models import User
 from cashier.exceptions import CashierError
+from tables import rows
 from tables.engine.actions import Action
 from tables.engine.events import DealtBoard, Event
 from tables.engine.state import HandState, apply_in_place
@@ -100,14 +101,10 @@ R = TypeVar("R")
 
 def table_lock(*, table_id: int) -> Table:
     """Lock and return the table row; the caller must be inside a transaction."""
-    try:
-        return (
-            Table.objects.select_for_update(no_key=True, of=("self",))
-            .select_related("stake_level")
-            .get(pk=table_id)
-        )
-    except (Table.DoesNotExist, ValueError, TypeError):
-        raise TableNotFound(f"There is no table {table_id}.") from None
+    table = rows.table_locked(table_id)
+    if table is None:
+        raise TableNotFound(f"There is no table {table_id}.")
+    return table
 
 
 class TableCommand:
@@ -262,11 +259,11 @@ class TableCommand:
         if self._hand_changed and hand is not None:
             if self._state_changed and self._state is not None:
                 hand.state = self._state.to_dict()
-            hand.save(update_fields=HAND_FIELDS_CHANGING)
+            rows.update(hand, HAND_FIELDS_CHANGING)
         for seat, fields in self._seat_fields.values():
-            seat.save(update_fields=sorted(fields))
+            rows.update(seat, sorted(fields))
         if self._log:
-            HandEvent.objects.bulk_create(self._log)
+            rows.hand_events_insert(self._log)
         if self._messages:
             first = self.table.event_seq + 1
             messages = [
@@ -281,7 +278,7 @@ class TableCommand:
                 self.save_table("failure_count")
             publish_on_commit(table_id=self.table.id, messages=messages)
         if self._table_fields:
-            self.table.save(update_fields=sorted(self._table_fields))
+            rows.update(self.table, sorted(self._table_fields))
 
 
 def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P, R]:

@@ -1,0 +1,199 @@
+"""The statements every table command runs, written out once instead of compiled each time.
+
+Every command on a table (an action, a timeout, a deal) reads the table under its lock,
+its seats with their players and the hand in progress, and writes back what it changed:
+the hand, the seats, the hand's events and the table's stream version. Through the
+QuerySet API each of these statements was built again by the ORM's compiler on every
+call: under load the compiler alone took about a fifth of a web process's CPU (py-spy),
+more than PostgreSQL spent running the statements.
+
+Here the SQL of each statement is made once per model and field list, from the models'
+own metadata, and cached. Rows become model instances through `Model.from_db` after the
+fields' own database converters, as the ORM's reads do; writes prepare each value with
+its field (`pre_save`, `get_db_prep_save`), as `Model.save` does. The instances are
+ordinary ones: the rest of the code saves them, follows their relations and compares
+them as before. Only these few hot statements live here; everything else uses the ORM.
+"""
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from django.db import DatabaseError, connection, models
+
+from tables.models import Hand, HandEvent, HandStatus, Seat, Table
+
+M = TypeVar("M", bound=models.Model)
+Converter = Callable[[Any, Any, Any], Any]
+
+# The SQL below is put together from the models' table and column names, quoted, never
+# from a value: every value is a parameter (hence the `noqa: S608`).
+
+# The range of a bigint key: PostgreSQL refuses a parameter outside it (the ORM answers
+# "no such row" for one), and an id comes from a URL or a client.
+_ID_MIN, _ID_MAX = -(2**63), 2**63 - 1
+
+
+class _Columns:
+    """How one model's rows are read: its columns and the converters of each."""
+
+    def __init__(self, model: type[models.Model]) -> None:
+        quote = connection.ops.quote_name
+        table = quote(model._meta.db_table)
+        fields = model._meta.concrete_fields
+        self.model = model
+        self.attnames = [f.attname for f in fields]
+        self.select = ", ".join(f"{table}.{quote(f.column)}" for f in fields)
+        self.converters: list[tuple[int, list[Converter], Any]] = []
+        for index, f in enumerate(fields):
+            column = f.get_col(model._meta.db_table)
+            found = connection.ops.get_db_converters(column) + f.get_db_converters(connection)
+            if found:
+                self.converters.append((index, found, column))
+
+    def instance(self, row: Sequence[Any], start: int = 0) -> models.Model:
+        """The instance of the row's columns from `start` (as `select` lists them)."""
+        values = list(row[start : start + len(self.attnames)])
+        for index, converters, column in self.converters:
+            for convert in converters:
+                values[index] = convert(values[index], column, connection)
+        return self.model.from_db(connection.alias, self.attnames, values)
+
+
+@functools.cache
+def _columns(model: type[models.Model]) -> _Columns:
+    return _Columns(model)
+
+
+def _quote(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+def table_locked(table_id: Any) -> Table | None:
+    """The table row, locked against other commands (FOR NO KEY UPDATE), with its stake
+    level; None when there is no such table. The caller must be inside a transaction."""
+    try:
+        pk = Table._meta.pk.get_prep_value(table_id)
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(pk, int) or not _ID_MIN <= pk <= _ID_MAX:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(_table_locked_sql(), [pk])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    tables, stakes = _columns(Table), _columns(Table.stake_level.field.related_model)
+    table = tables.instance(row)
+    Table.stake_level.field.set_cached_value(table, stakes.instance(row, len(tables.attnames)))
+    return table  # type: ignore[return-value]
+
+
+@functools.cache
+def _table_locked_sql() -> str:
+    where = f"{_quote(Table._meta.pk.column)} = %s"
+    lock = f"FOR NO KEY UPDATE OF {_quote(Table._meta.db_table)}"
+    return _select_with_related(Table.stake_level.field, where, lock)
+
+
+def _select_with_related(foreign_key: models.ForeignKey, where: str, rest: str) -> str:
+    """SELECT a model's columns and those of the row its `foreign_key` names, `where`
+    (on the model's columns) holds, then `rest` (ORDER BY, FOR UPDATE)."""
+    model, related = foreign_key.model, foreign_key.related_model
+    table, other = _quote(model._meta.db_table), _quote(related._meta.db_table)
+    return (
+        f"SELECT {_columns(model).select}, {_columns(related).select} "  # noqa: S608
+        f"FROM {table} INNER JOIN {other} ON {other}.{_quote(related._meta.pk.column)}"
+        f" = {table}.{_quote(foreign_key.column)} WHERE {table}.{where} {rest}"
+    )
+
+
+def seats_with_players(table: Table) -> list[Seat]:
+    """The table's seats by number, each with its player loaded."""
+    with connection.cursor() as cursor:
+        cursor.execute(_seats_sql(), [table.pk])
+        rows = cursor.fetchall()
+    seats, users = _columns(Seat), _columns(Seat.player.field.related_model)
+    result = []
+    for row in rows:
+        seat = seats.instance(row)
+        Seat.player.field.set_cached_value(seat, users.instance(row, len(seats.attnames)))
+        Seat.table.field.set_cached_value(seat, table)
+        result.append(seat)
+    return result  # type: ignore[return-value]
+
+
+@functools.cache
+def _seats_sql() -> str:
+    seat = _quote(Seat._meta.db_table)
+    where = f"{_quote(Seat.table.field.column)} = %s"
+    order = f"ORDER BY {seat}.{_quote(Seat._meta.get_field('number').column)}"
+    return _select_with_related(Seat.player.field, where, order)
+
+
+def hand_in_progress(table: Table) -> Hand | None:
+    """The table's hand in progress (its first, were there ever two), or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(_hand_sql(), [table.pk, HandStatus.IN_PROGRESS.value])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    hand = _columns(Hand).instance(row)
+    Hand.table.field.set_cached_value(hand, table)
+    return hand  # type: ignore[return-value]
+
+
+@functools.cache
+def _hand_sql() -> str:
+    hand = _quote(Hand._meta.db_table)
+    return (
+        f"SELECT {_columns(Hand).select} FROM {hand} "  # noqa: S608
+        f"WHERE {hand}.{_quote(Hand.table.field.column)} = %s "
+        f"AND {hand}.{_quote(Hand._meta.get_field('status').column)} = %s "
+        f"ORDER BY {hand}.{_quote(Hand._meta.pk.column)} LIMIT 1"
+    )
+
+
+def update(instance: models.Model, fields: Sequence[str]) -> None:
+    """`instance.save(update_fields=fields)` in one statement of its own (no signals:
+    these models have no receivers)."""
+    model = type(instance)
+    sql, concrete = _update_sql(model, tuple(fields))
+    values = [f.get_db_prep_save(f.pre_save(instance, False), connection) for f in concrete]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*values, instance.pk])
+        if cursor.rowcount != 1:
+            # What Model.save says when update_fields matched no row.
+            raise DatabaseError("Save with update_fields did not affect any rows.")
+
+
+@functools.cache
+def _update_sql(
+    model: type[models.Model], fields: tuple[str, ...]
+) -> tuple[str, list[models.Field]]:
+    concrete = [model._meta.get_field(name) for name in fields]
+    assignments = ", ".join(f"{_quote(f.column)} = %s" for f in concrete)
+    table, pk = _quote(model._meta.db_table), _quote(model._meta.pk.column)
+    return f"UPDATE {table} SET {assignments} WHERE {pk} = %s", concrete  # noqa: S608
+
+
+def hand_events_insert(events: Sequence[HandEvent]) -> None:
+    """`HandEvent.objects.bulk_create(events)` in one statement (their ids not read back)."""
+    fields = [f for f in HandEvent._meta.concrete_fields if not f.primary_key]
+    values = [
+        f.get_db_prep_save(f.pre_save(event, True), connection) for event in events for f in fields
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(HandEvent, len(events)), values)
+    for event in events:
+        event._state.adding = False
+        event._state.db = connection.alias
+
+
+@functools.lru_cache(maxsize=64)  # one per number of rows: a command logs a few events
+def _insert_sql(model: type[models.Model], rows: int) -> str:
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(_quote(f.column) for f in fields)
+    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    values = ", ".join([row] * rows)
+    return f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES {values}"  # noqa: S608

@@ -1,0 +1,142 @@
+"""tables/rows.py: the table command's hand-written statements read and write exactly what
+the ORM's own would, on the real PostgreSQL."""
+
+import threading
+
+import pytest
+from django.db import DatabaseError, OperationalError, connection, connections, transaction
+from django.forms.models import model_to_dict
+
+from tables import rows
+from tables.engine.state import HandState
+from tables.models import Hand, HandEvent, HandStatus, Seat, Table
+from tests.kit import StakeLevelFactory, TableFactory, deal, table_with_players
+
+pytestmark = pytest.mark.django_db
+
+
+def fields_of(instance) -> dict:
+    """Every concrete field's value, as the instance holds it."""
+    return {f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields}
+
+
+@pytest.fixture
+def dealt():
+    table, users = table_with_players(StakeLevelFactory(), 3)
+    hand = deal(table)
+    assert hand is not None
+    return Table.objects.get(pk=table.pk), users, hand
+
+
+def test_the_locked_table_and_its_stake_level_are_the_orms(dealt):
+    table, _, _ = dealt
+    with transaction.atomic():
+        locked = rows.table_locked(table.pk)
+    orm = Table.objects.select_related("stake_level").get(pk=table.pk)
+    assert fields_of(locked) == fields_of(orm)
+    assert fields_of(locked.stake_level) == fields_of(orm.stake_level)
+    assert not locked._state.adding and locked._state.db == "default"
+
+
+@pytest.mark.parametrize("table_id", ["x", None, 2**63, -(2**64), 10**30, 3.5j, [1]])
+def test_an_id_that_names_no_table_finds_none_and_leaves_the_transaction_usable(table_id):
+    with transaction.atomic():
+        assert rows.table_locked(table_id) is None
+        assert Table.objects.count() >= 0  # the transaction was not aborted
+
+
+def test_a_table_id_as_a_string_of_digits_finds_the_table_as_the_orm_did(dealt):
+    table, _, _ = dealt
+    with transaction.atomic():
+        assert rows.table_locked(str(table.pk)).pk == table.pk
+        assert rows.table_locked(table.pk + 10_000) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lock_keeps_a_second_command_out_until_the_first_commits():
+    table = TableFactory()
+    refused = []
+
+    def second() -> None:
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '200ms'")
+                rows.table_locked(table.pk)
+        except OperationalError as exc:
+            refused.append(exc)
+        finally:
+            connections.close_all()
+
+    with transaction.atomic():
+        rows.table_locked(table.pk)
+        thread = threading.Thread(target=second)
+        thread.start()
+        thread.join()
+    assert len(refused) == 1 and "lock timeout" in str(refused[0])
+
+
+def test_seats_come_by_number_with_their_players_as_the_orms(dealt):
+    table, users, _ = dealt
+    seats = rows.seats_with_players(table)
+    orm = list(Seat.objects.filter(table=table).select_related("player").order_by("number"))
+    assert [fields_of(s) for s in seats] == [fields_of(s) for s in orm]
+    assert [fields_of(s.player) for s in seats] == [fields_of(s.player) for s in orm]
+    assert [s.player for s in seats] == users
+    # The advance action is JSON: read through the field's converter, as the ORM does.
+    assert all(s.advance is None or isinstance(s.advance, dict) for s in seats)
+
+
+def test_the_hand_in_progress_is_the_orms_with_its_state_parsed(dealt):
+    table, _, hand = dealt
+    found = rows.hand_in_progress(table)
+    orm = Hand.objects.get(pk=hand.pk)
+    assert fields_of(found) == fields_of(orm)
+    assert HandState.from_dict(found.state).to_dict() == orm.state
+    Hand.objects.filter(pk=hand.pk).update(status=HandStatus.FINISHED)
+    assert rows.hand_in_progress(table) is None
+
+
+def test_an_update_writes_the_fields_named_and_no_other(dealt):
+    table, _, hand = dealt
+    stale = Hand.objects.get(pk=hand.pk)
+    hand.turn_version += 7
+    hand.rake = 12_345  # changed, not named: stays as stored
+    rows.update(hand, ["turn_version"])
+    stored = Hand.objects.get(pk=hand.pk)
+    assert stored.turn_version == stale.turn_version + 7
+    assert stored.rake == stale.rake
+    # JSON goes through its field, as Model.save sends it.
+    seat = rows.seats_with_players(table)[0]
+    seat.advance = {"action": "check_fold", "nested": [1, "two"]}
+    rows.update(seat, ["advance"])
+    assert Seat.objects.get(pk=seat.pk).advance == {"action": "check_fold", "nested": [1, "two"]}
+
+
+def test_an_update_of_a_row_that_is_gone_fails_as_model_save_does(dealt):
+    _, _, hand = dealt
+    ghost = Hand.objects.get(pk=hand.pk)
+    ghost.pk = hand.pk + 10**9  # no such row
+    with pytest.raises(DatabaseError, match="did not affect any rows"):
+        rows.update(ghost, ["rake"])
+
+
+def test_events_are_inserted_as_bulk_create_would(dealt):
+    _, _, hand = dealt
+    before = HandEvent.objects.filter(hand=hand).count()
+    events = [
+        HandEvent(hand=hand, seq=1000 + k, type="probe", data={"k": k, "nested": [k]})
+        for k in range(3)
+    ]
+    rows.hand_events_insert(events)
+    stored = list(HandEvent.objects.filter(hand=hand, type="probe").order_by("seq"))
+    assert HandEvent.objects.filter(hand=hand).count() == before + 3
+    assert [(e.seq, e.data) for e in stored] == [
+        (1000 + k, {"k": k, "nested": [k]}) for k in range(3)
+    ]
+    assert all(e.created_at is not None for e in stored)
+    assert model_to_dict(stored[0], exclude=["id", "created_at"]) == {
+        "hand": hand.pk,
+        "seq": 1000,
+        "type": "probe",
+        "data": {"k": 0, "nested": [0]},
+    }
