@@ -1,4 +1,4 @@
-"""SQL statements, channel-layer sends and CPU per table command (issue #15: "queries per
+"""SQL statements, feed publishes and CPU per table command (issue #15: "queries per
 action, counted"; "one channel-layer send per event instead of one per command"; "find
 where the milliseconds go").
 
@@ -44,7 +44,7 @@ def main() -> int:
     finally:
         connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
     print(
-        "| command | calls | statements, median | worst | channel-layer sends, mean "
+        "| command | calls | statements, median | worst | feed publishes, mean "
         "| CPU ms, this process (median) | CPU ms, PostgreSQL (mean) |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -82,13 +82,13 @@ def measure(
     import time
     from datetime import timedelta
 
-    from channels.layers import get_channel_layer
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
     from accounts.models import User
     from cashier.services import deposit_create
+    from tables import feed
     from tables.engine.state import HandState
     from tables.models import Hand, HandStatus, Seat, StakeLevel, Table
     from tables.services import play, seating
@@ -104,15 +104,14 @@ def measure(
     acts: list[list[str]] = []
     profile = cProfile.Profile() if profile_top else None
 
-    layer = get_channel_layer()
-    group_send = layer.group_send
+    publish = feed.publish
     sends = [0]
 
-    async def counting_send(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def counting_publish(*args, **kwargs):  # type: ignore[no-untyped-def]
         sends[0] += 1
-        return await group_send(*args, **kwargs)
+        return publish(*args, **kwargs)
 
-    layer.group_send = counting_send
+    feed.publish = counting_publish
 
     def counted(name: str, call):  # type: ignore[no-untyped-def]
         sends[0] = 0

@@ -148,11 +148,11 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
     async def close_pools(self) -> None:
         """Close the connections of every event loop, each on its own loop.
 
-        A process has two loops that use the layer: its own (daphne's, a test's) and the
-        publisher's (tables/events.py), which sends what sync code publishes.
-        channels-redis closed every loop's connections from the calling loop, and a
-        connection closed from a loop not its own raises. The connections of a loop that
-        is neither this one nor running cannot be closed from here; they are left.
+        A process can have more than one loop that used the layer: its own (daphne's, a
+        test's) and others still running (sync code's `async_to_sync`). channels-redis
+        closed every loop's connections from the calling loop, and a connection closed
+        from a loop not its own raises. The connections of a loop that is neither this
+        one nor running cannot be closed from here; they are left.
         """
         await self.wait_received()
         current = asyncio.get_running_loop()

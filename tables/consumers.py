@@ -36,6 +36,8 @@ snapshot). Messages the snapshot already covers are dropped.
 """
 
 import asyncio
+import contextlib
+import functools
 import json
 import logging
 import time
@@ -45,14 +47,18 @@ from typing import Any, ClassVar
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
+from channels.utils import await_many_dispatch
 from django.db import DataError, connection, transaction
 
 from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
 from tables.commands import COMMANDS, CommandError, Snapshot, command_parse
-from tables.events import messages_from_group, player_presence_group, table_group
+from tables.events import messages_from_group, player_presence_group
 from tables.exceptions import TableError
+from tables.feed import new_inbox, table_feed
 from tables.models import Seat, Table
 from tables.selectors import table_snapshot
 from tables.services import play
@@ -94,6 +100,22 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     rate_burst: ClassVar[float] = RATE_BURST
     rate_per_second: ClassVar[float] = RATE_PER_SECOND
 
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Channels' own loop (channels.consumer.AsyncConsumer.__call__, pinned), with the
+        table's feed as a third source: its messages are dispatched one at a time with
+        the socket's frames and the channel layer's messages, never beside a handler."""
+        self.scope = scope
+        self.inbox = new_inbox()
+        self.following = False  # the inbox is joined to the table's feed
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self.channel_name = await self.channel_layer.new_channel()
+        self.channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
+        self.base_send = send
+        with contextlib.suppress(StopConsumer):
+            await await_many_dispatch(
+                [receive, self.channel_receive, self.inbox.get], self.dispatch
+            )
+
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         user = self.scope.get("user")
@@ -119,7 +141,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if not await database_sync_to_async(Table.objects.filter(pk=self.table_id).exists)():
             await self.close(code=4404)
             return
-        await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
+        await table_feed().join(self.table_id, self.inbox)
+        self.following = True
         if self.user is not None:
             presence = player_presence_group(self.table_id, self.user.id)
             await self.channel_layer.group_add(presence, self.channel_name)
@@ -149,10 +172,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self._stop_waiting()
         if not hasattr(self, "table_id"):
             return
-        try:
-            await self.channel_layer.group_discard(table_group(self.table_id), self.channel_name)
-        except Exception:
-            logger.exception("table %s: leaving the group failed", self.table_id)
+        if getattr(self, "following", False):
+            self.following = False
+            try:
+                await table_feed().leave(self.table_id, self.inbox)
+            except Exception:
+                logger.exception("table %s: leaving the feed failed", self.table_id)
         if not getattr(self, "present", False) or self.user is None:
             return
         self.present = False

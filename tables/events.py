@@ -3,29 +3,24 @@
 Every message a table sends (tables/messages.py) gets the next number of the table's
 stream (`Table.event_seq`, STYLE §7). Each message carries its public form and, where
 some viewers may see more (their own hole cards), the private form for each of those
-players; a command's messages go to the table's group together, in one channel-layer
-message. The consumer picks the form its viewer may see (`TableMessage.for_user`), so
+players; a command's messages are published together, in one message of the table's
+feed. The consumer picks the form its viewer may see (`TableMessage.for_user`), so
 one ordered stream serves players and spectators alike, and a card never leaves the
 server for a browser that may not see it.
 
-Channel layers deliver at most once: a client that sees a gap in the numbers asks for
+The table's feed (tables/feed.py, Redis pub/sub) carries them to every web process that
+has viewers of the table, at most once: a client that sees a gap in the numbers asks for
 a fresh snapshot.
 """
 
-import asyncio
 import json
-import os
-import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from channels.layers import get_channel_layer
 from django.db import transaction
 
-# Longer than any healthy send; a send still waiting then is given up (the viewers heal
-# the gap) rather than holding the command's thread.
-PUBLISH_TIMEOUT = 5.0
+from tables import feed
 
 
 @dataclass(frozen=True)
@@ -65,10 +60,10 @@ class TableMessage:
 def messages_from_group(group_message: dict[str, Any]) -> list[TableMessage]:
     """The messages of one `table.messages` group message, decoded once per process.
 
-    channels-redis sends a group message to a process once and hands the same dict to
-    each of its channels in the group: the first consumer to read it decodes it and
-    keeps the result in it, so the messages (and their JSON texts) are made once for all
-    the viewers of the table this process serves.
+    The table's feed reads a message once per process and hands the same dict to each
+    of its viewers' consumers: the first to read it decodes it and keeps the result in
+    it, so the messages (and their JSON texts) are made once for all the viewers of the
+    table this process serves.
     """
     decoded = group_message.get(_DECODED)
     if decoded is None:
@@ -81,10 +76,6 @@ def messages_from_group(group_message: dict[str, Any]) -> list[TableMessage]:
 _DECODED = "_decoded"  # never sent: it is added where the message was received
 
 
-def table_group(table_id: int) -> str:
-    return f"table.{table_id}"
-
-
 def player_presence_group(table_id: int, user_id: int) -> str:
     """The group of one player's sockets at a table, whichever web process holds them:
     when one closes, its members say whether another is still open."""
@@ -92,9 +83,9 @@ def player_presence_group(table_id: int, user_id: int) -> str:
 
 
 def publish_on_commit(*, table_id: int, messages: Sequence[TableMessage]) -> None:
-    """Send the messages to the table's group once the current transaction commits."""
+    """Send the messages to the table's viewers once the current transaction commits."""
     if messages:
-        # Robust: the command has committed; a channel layer that is down must not turn its
+        # Robust: the command has committed; a Redis that is down must not turn its
         # answer into an error (Django logs it). Viewers see the gap and resync.
         # A function, not a partial: Django names a failing robust callback by __qualname__.
         pending = list(messages)
@@ -106,44 +97,4 @@ def publish_on_commit(*, table_id: int, messages: Sequence[TableMessage]) -> Non
 
 
 def _publish(table_id: int, messages: list[TableMessage]) -> None:
-    layer = get_channel_layer()
-    wire = {"type": "table.messages", "messages": [message.to_wire() for message in messages]}
-    _publisher.run(layer.group_send(table_group(table_id), wire))
-
-
-class _Publisher:
-    """One event loop per process, in a daemon thread, for the sends of sync code.
-
-    Commands run in sync code: a web process's worker threads, a Celery worker, the timer
-    loop. `async_to_sync` there made a new event loop for every call, and channels-redis
-    keeps its connections per event loop, so every command opened a new Redis connection
-    (and its loop) to publish: about 3 ms of CPU and a connect per command, measured. This
-    loop lives as long as the process, so its connections are reused. A forked child (a
-    Celery pool process) starts its own: threads do not survive a fork.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._pid = 0
-
-    def run(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        future = asyncio.run_coroutine_threadsafe(coroutine, self._running_loop())
-        try:
-            future.result(timeout=PUBLISH_TIMEOUT)
-        except TimeoutError:
-            future.cancel()
-            raise
-
-    def _running_loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None or self._pid != os.getpid():
-                loop = asyncio.new_event_loop()
-                threading.Thread(
-                    target=loop.run_forever, name="table-publisher", daemon=True
-                ).start()
-                self._loop, self._pid = loop, os.getpid()
-            return self._loop
-
-
-_publisher = _Publisher()
+    feed.publish(table_id, [message.to_wire() for message in messages])

@@ -1,26 +1,22 @@
-"""A dead web process's channels leave the tables' groups; live consumers stay in them.
+"""A dead web process's channels leave their groups; live consumers stay in them.
 
 channels-redis kept a group entry for 24 hours: after a web process died, every table
 message went on being pushed to its dead channels, logged "over capacity" each time (29,000
 lines in a 15-minute soak). Entries now expire after `group_expiry` (minutes in the room's
 settings, seconds here), and the layer (poker_room.channel_layer) re-adds the channels of
-its own live consumers every `group_refresh_interval`.
+its own live consumers every `group_refresh_interval`. (The table stream has left the
+channel layer for its own feed, tables/feed.py; a player's presence groups stay.)
 """
 
 import asyncio
 import uuid
 
 import pytest
-from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 from channels_redis.core import RedisChannelLayer
 
 from poker_room.channel_layer import RefreshingRedisChannelLayer
-from poker_room.routing import websocket_urlpatterns
-from tables.events import table_group
-from tests.kit import TableFactory
+from tables.events import player_presence_group
 
 GROUP_EXPIRY = 3
 REFRESH = 0.5
@@ -30,7 +26,6 @@ def members(layer: RedisChannelLayer, group: str):
     return layer.connection(layer.consistent_hash(group)).zrange(layer._group_key(group), 0, -1)
 
 
-@pytest.mark.django_db(transaction=True)
 async def test_a_dead_processs_channels_expire_while_live_consumers_stay(settings):
     hosts = settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"]
     base_prefix = settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"]
@@ -44,13 +39,11 @@ async def test_a_dead_processs_channels_expire_while_live_consumers_stay(setting
     }
     layer = get_channel_layer()
     assert isinstance(layer, RefreshingRedisChannelLayer)
-    table = await database_sync_to_async(TableFactory)()
-    group = table_group(table.id)
+    group = player_presence_group(4242, 17)
 
-    live = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table.id}/")
-    connected, _ = await live.connect()
-    assert connected
-    snapshot = await live.receive_json_from(timeout=5)
+    # A consumer of this process: it joined the group, and the layer refreshes it.
+    live = await layer.new_channel()
+    await layer.group_add(group, live)
     # A consumer of a process that has died: it joined the group and will never leave
     # it nor refresh it (a plain layer, as every process had before).
     dead_process = RedisChannelLayer(**config)
@@ -58,21 +51,17 @@ async def test_a_dead_processs_channels_expire_while_live_consumers_stay(setting
     await dead_process.group_add(group, dead_channel)
     try:
         assert len(await members(layer, group)) == 2
+        assert await layer.group_live_size(group) == 2
 
         await asyncio.sleep(GROUP_EXPIRY + 4 * REFRESH)  # the dead entry is now too old
-        await layer.group_send(
-            group,
-            {"type": "table.messages", "messages": [
-            {"version": snapshot["v"] + 1, "public": {"type": "ping"}, "private": {}}
-        ]},
-        )  # fmt: skip
+        assert await layer.group_live_size(group) == 1
+        await layer.group_send(group, {"type": "ping"})
 
-        assert await live.receive_json_from(timeout=5) == {"v": snapshot["v"] + 1, "type": "ping"}
+        assert await asyncio.wait_for(layer.receive(live), 5) == {"type": "ping"}
         left = [member.decode() for member in await members(layer, group)]
-        assert len(left) == 1
-        assert dead_channel not in left
+        assert left == [live]
     finally:
-        await live.disconnect()
+        await layer.group_discard(group, live)
         await dead_process.flush()
         await layer.flush()
     assert await members(layer, group) == []

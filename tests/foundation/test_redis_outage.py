@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 from django.utils import timezone
+from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from rest_framework.test import APIClient
 
@@ -33,7 +33,8 @@ from cashier.audit import ledger_audit
 from cashier.selectors import wallet_balance
 from cashier.services import deposit_create
 from poker_room.routing import websocket_urlpatterns
-from tables.events import table_group
+from tables import events, feed
+from tables.events import TableMessage
 from tests.conftest import free_port, room_process, wait_until_up
 from tests.kit import PASSWORD, TableFactory, UserFactory, api_for
 
@@ -225,39 +226,37 @@ async def test_a_table_socket_stays_open_through_a_redis_restart_and_gets_new_me
     private_redis, settings
 ):
     """The consumer's channel layer waited on Redis, which went away: the socket used to
-    close with 1011. Now it stays open, rejoins its table's group when Redis is back (a
-    restarted Redis has lost the groups), and gets the next table message."""
+    close with 1011. Now it stays open, its process's table feed subscribes again when
+    Redis is back (a restarted Redis has lost the subscriptions), and it gets the next
+    table message."""
     room = settings.CHANNEL_LAYERS["default"]
     host = {**room["CONFIG"]["hosts"][0], "address": private_redis.url}
     settings.CHANNEL_LAYERS = {
         "default": {**room, "CONFIG": {**room["CONFIG"], "hosts": [host], "prefix": "restart"}}
     }
-    layer = get_channel_layer()
+    settings.REDIS_URL = private_redis.url  # the table's feed
     table = await database_sync_to_async(TableFactory)()
-    group = table_group(table.id)
+    channel = feed.feed_channel(table.id)
     socket = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table.id}/")
     connected, _ = await socket.connect()
     assert connected
     snapshot = await socket.receive_json_from(timeout=5)
 
     await asyncio.to_thread(private_redis.stop)
-    await asyncio.sleep(2)  # the consumer's receive meets the dead Redis meanwhile
+    await asyncio.sleep(2)  # the consumer's receive and the feed meet the dead Redis
     assert await socket.receive_nothing(timeout=0.5)  # no close, no error
     await asyncio.to_thread(private_redis.start)
 
-    group_key = layer._group_key(group)
-    redis = layer.connection(layer.consistent_hash(group))
+    redis = Redis.from_url(private_redis.url)
     async with asyncio.timeout(30):
-        while not await redis.zrange(group_key, 0, -1):
-            await asyncio.sleep(0.2)  # the consumer rejoins its group when Redis is back
-    await layer.group_send(
-        group,
-        {"type": "table.messages", "messages": [
-        {"version": snapshot["v"] + 1, "public": {"type": "ping"}, "private": {}}
-    ]},
-    )  # fmt: skip
+        while not dict(await redis.pubsub_numsub(channel))[channel.encode()]:
+            await asyncio.sleep(0.2)  # the feed subscribes again when Redis is back
+    await asyncio.to_thread(
+        events._publish, table.id, [TableMessage(snapshot["v"] + 1, {"type": "ping"})]
+    )
     assert await socket.receive_json_from(timeout=10) == {"v": snapshot["v"] + 1, "type": "ping"}
     await socket.disconnect()
+    await redis.aclose()
 
 
 @pytest.mark.django_db

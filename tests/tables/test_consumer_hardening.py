@@ -27,9 +27,9 @@ from django.utils import timezone
 from cashier.idempotency import CLIENT_KEY_MAX
 from poker_room.asgi import application
 from poker_room.routing import websocket_urlpatterns
-from tables import commands, consumers
+from tables import commands, consumers, events
 from tables.consumers import REORDER_WAIT, TableConsumer, TokenBucket
-from tables.events import TableMessage, player_presence_group, table_group
+from tables.events import TableMessage, player_presence_group
 from tables.models import Hand, HandEvent, Seat
 from tables.services import play
 from tests.kit import TableFactory, current, funded_player
@@ -58,13 +58,8 @@ def probe(version: int) -> dict:
 
 
 async def publish(table_id: int, version: int) -> None:
-    await get_channel_layer().group_send(
-        table_group(table_id),
-        {
-            "type": "table.messages",
-            "messages": [TableMessage(version, {"type": "probe"}).to_wire()],
-        },
-    )
+    # Through the table's feed, as a command publishes (a sync call, after the commit).
+    await asyncio.to_thread(events._publish, table_id, [TableMessage(version, {"type": "probe"})])
 
 
 async def still_open(client: Client_) -> None:

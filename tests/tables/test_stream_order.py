@@ -2,15 +2,17 @@
 committed the events publish them in; a lost message shows as a gap after a short wait;
 and an action meant for a turn of an earlier hand never applies to a later one."""
 
+import asyncio
+
 import pytest
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from poker_room.routing import websocket_urlpatterns
-from tables.events import TableMessage, table_group
+from tables import events
+from tables.events import TableMessage
 from tables.exceptions import StaleCommand
 from tables.services import play
 from tests.kit import TableFactory, current, deal
@@ -34,13 +36,8 @@ def probe(version: int) -> dict:
 
 
 async def publish(table_id: int, version: int) -> None:
-    await get_channel_layer().group_send(
-        table_group(table_id),
-        {
-            "type": "table.messages",
-            "messages": [TableMessage(version, {"type": "probe"}).to_wire()],
-        },
-    )
+    # Through the table's feed, as a command publishes (a sync call, after the commit).
+    await asyncio.to_thread(events._publish, table_id, [TableMessage(version, {"type": "probe"})])
 
 
 @pytest.mark.django_db(transaction=True)

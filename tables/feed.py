@@ -1,0 +1,214 @@
+"""A table's stream to the web processes: Redis pub/sub, one subscription per table per process.
+
+A command's messages (tables/events.py) are published once, after the commit, to the
+table's Redis channel. Each web process subscribes once to each table it has viewers of,
+reads each message once, decodes it once, and puts it in the inbox of every viewer's
+consumer there (`TableFeed`), which sends each viewer its form.
+
+It replaced the channel layer's group for the table stream: channels-redis keeps a group
+as a sorted set scanned by every send, pushes a copy per process, and receiving one
+costs four Redis round trips per process (a cleaning script, a blocking pop, a backup
+entry and its removal) plus a lock-and-wait dance per consumer: under load about a fifth
+of a web process's CPU (py-spy), against one read on a connection kept open here. A
+process that dies leaves nothing behind (its subscriptions end with its connection),
+so the table stream needs no group expiry. The channel layer still carries the rest
+(a player's presence across processes, consumers/channel_layer.py).
+
+Delivery is at most once, as the channel layer's was: a viewer that sees a gap in the
+numbers asks for a snapshot. While Redis is down the reader waits with backoff, then
+subscribes again to every table it serves; what was published meanwhile is lost (the
+viewers see the gap at the next message). Messages of different processes may arrive out
+of order; the consumer puts them back in order.
+
+Redis keeps one pub/sub namespace for all its databases, so channel names carry the
+database the room runs on: two rooms (or a test run and a room) on one Redis stay apart.
+"""
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import msgpack
+import redis
+import redis.asyncio
+from django.conf import settings
+from django.db import connections
+
+from poker_room.channel_layer import RECEIVE_RETRY_FIRST, RECEIVE_RETRY_MAX, REDIS_DOWN_ERRORS
+
+logger = logging.getLogger(__name__)
+
+# Longer than any healthy publish: a publish still waiting then is given up (the viewers
+# heal the gap) rather than holding the command's thread.
+PUBLISH_TIMEOUT = 5.0
+# A viewer's inbox holds at most this many unread commands' messages; beyond, the newest
+# are dropped (their viewer, stuck for that long, resyncs when it is back).
+INBOX_SIZE = 1000
+# The reader wakes at least this often (seconds) to check its connection's health.
+READ_WAKE = 5.0
+
+Inbox = asyncio.Queue  # of group messages: {"type": "table.messages", "messages": [...]}
+
+
+def feed_channel(table_id: int) -> str:
+    """The Redis pub/sub channel of a table's stream (see the module's note on names)."""
+    database = connections["default"].settings_dict["NAME"]
+    return f"poker_room.{database}.table.{table_id}"
+
+
+def publish(table_id: int, wires: Sequence[dict[str, Any]]) -> None:
+    """Publish one command's messages (`TableMessage.to_wire`) to the table's viewers."""
+    payload = msgpack.packb({"messages": list(wires)}, use_bin_type=True)
+    _client().publish(feed_channel(table_id), payload)
+
+
+_clients: dict[str, redis.Redis] = {}
+
+
+def _client() -> redis.Redis:
+    # redis-py's pool is thread-safe and starts afresh in a forked child.
+    url = settings.REDIS_URL
+    client = _clients.get(url)
+    if client is None:
+        client = _clients[url] = redis.Redis.from_url(
+            url, socket_timeout=PUBLISH_TIMEOUT, socket_connect_timeout=PUBLISH_TIMEOUT
+        )
+    return client
+
+
+def group_message(payload: bytes) -> dict[str, Any]:
+    """A published payload as the consumer's `table.messages` handler takes it."""
+    return {"type": "table.messages", **msgpack.unpackb(payload, raw=False)}
+
+
+class TableFeed:
+    """This process's subscriptions (on one event loop) and the inboxes of its viewers."""
+
+    def __init__(self) -> None:
+        self._inboxes: defaultdict[str, set[Inbox]] = defaultdict(set)
+        # Set once Redis has confirmed the subscription to the table (channel name).
+        self._confirmed: dict[str, asyncio.Event] = {}
+        self._redis: redis.asyncio.Redis | None = None
+        self._pubsub: Any = None
+        self._reader: asyncio.Task | None = None
+
+    async def join(self, table_id: int, inbox: Inbox) -> None:
+        """Deliver the table's messages to `inbox` from now on (raises when Redis is down:
+        the viewer cannot follow the table then)."""
+        channel = feed_channel(table_id)
+        first = channel not in self._inboxes
+        self._inboxes[channel].add(inbox)
+        try:
+            if first:
+                self._confirmed[channel] = asyncio.Event()
+                await self._subscribed().subscribe(channel)
+            if self._reader is None or self._reader.done():
+                self._reader = asyncio.get_running_loop().create_task(self._read_forever())
+            # Once Redis has confirmed, nothing published to the table is missed: the
+            # viewer's snapshot, read after this, and the stream then meet.
+            await asyncio.wait_for(self._confirmed[channel].wait(), PUBLISH_TIMEOUT)
+        except BaseException:
+            self._drop(channel, inbox)
+            raise
+
+    async def leave(self, table_id: int, inbox: Inbox) -> None:
+        channel = feed_channel(table_id)
+        if self._drop(channel, inbox) and self._pubsub is not None:
+            # Redis down: the reader subscribes again only to the tables still watched.
+            with contextlib.suppress(*REDIS_DOWN_ERRORS):
+                await self._pubsub.unsubscribe(channel)
+
+    def _drop(self, channel: str, inbox: Inbox) -> bool:
+        """Forget the inbox; True when it was the table's last one here."""
+        inboxes = self._inboxes.get(channel)
+        if inboxes is None:
+            return False
+        inboxes.discard(inbox)
+        if inboxes:
+            return False
+        del self._inboxes[channel]
+        del self._confirmed[channel]
+        return True
+
+    def _subscribed(self) -> Any:
+        if self._pubsub is None:
+            if self._redis is None:
+                self._redis = redis.asyncio.Redis.from_url(
+                    settings.REDIS_URL, socket_connect_timeout=PUBLISH_TIMEOUT
+                )
+            self._pubsub = self._redis.pubsub()
+        return self._pubsub
+
+    async def _read_forever(self) -> None:
+        failures = 0
+        while True:
+            try:
+                if failures:
+                    await asyncio.sleep(
+                        min(RECEIVE_RETRY_MAX, RECEIVE_RETRY_FIRST * 2 ** (failures - 1))
+                    )
+                    await self._resubscribe()
+                    logger.info("table feed: Redis is back; %d tables", len(self._inboxes))
+                    failures = 0
+                message = await self._pubsub.get_message(timeout=READ_WAKE)
+            except REDIS_DOWN_ERRORS as exc:
+                if not failures:
+                    logger.warning("table feed: Redis unavailable (%r); waiting for it", exc)
+                failures += 1
+                continue
+            if message is None or message["channel"] is None:  # idle, or a pong
+                continue
+            channel = message["channel"].decode()
+            if message["type"] == "message":
+                self._deliver(channel, message["data"])
+            elif message["type"] == "subscribe" and channel in self._confirmed:
+                self._confirmed[channel].set()
+
+    async def _resubscribe(self) -> None:
+        """A new connection, subscribed to every table still watched here."""
+        old, self._pubsub = self._pubsub, None
+        if old is not None:
+            with contextlib.suppress(*REDIS_DOWN_ERRORS):
+                await old.aclose()
+        pubsub = self._subscribed()
+        if self._inboxes:
+            await pubsub.subscribe(*self._inboxes)
+        else:
+            await pubsub.ping()  # connect (a pub/sub without a connection cannot be read)
+
+    def _deliver(self, channel: str, payload: bytes) -> None:
+        inboxes = self._inboxes.get(channel)
+        if not inboxes:
+            return  # left meanwhile
+        try:
+            message = group_message(payload)
+        except Exception:  # not ours, or corrupt: nothing a viewer could use
+            logger.exception("table feed: an unreadable message on %s", channel)
+            return
+        for inbox in list(inboxes):
+            try:
+                inbox.put_nowait(message)
+            except asyncio.QueueFull:
+                logger.warning("table feed: a viewer of %s is %d behind", channel, INBOX_SIZE)
+
+
+_feeds: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, TableFeed]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def table_feed() -> TableFeed:
+    """The feed of the running event loop (daphne has one; a test may run several)."""
+    loop = asyncio.get_running_loop()
+    feed = _feeds.get(loop)
+    if feed is None:
+        feed = _feeds[loop] = TableFeed()
+    return feed
+
+
+def new_inbox() -> Inbox:
+    return asyncio.Queue(maxsize=INBOX_SIZE)

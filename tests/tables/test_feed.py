@@ -1,0 +1,112 @@
+"""The table's feed (tables/feed.py): a table's messages reach every inbox of this
+process on that table once, in order per publisher, and nothing of another table or of
+another room on the same Redis."""
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+import redis
+from django.conf import settings
+
+from tables import events, feed
+from tables.events import TableMessage, messages_from_group
+
+TABLE_ID = 987_654  # a table the test database has not
+
+
+def probe(version: int) -> TableMessage:
+    return TableMessage(version=version, public={"type": "probe"})
+
+
+async def published(*versions: int, table_id: int = TABLE_ID) -> None:
+    # The commands' publish is sync (a command's thread): call it as they do.
+    await asyncio.to_thread(events._publish, table_id, [probe(v) for v in versions])
+
+
+async def versions_in(inbox: feed.Inbox, count: int) -> list[int]:
+    async with asyncio.timeout(5):
+        got = [await inbox.get() for _ in range(count)]
+    return [m.version for message in got for m in messages_from_group(message)]
+
+
+def subscribers(channel: str) -> int:
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    return dict(client.pubsub_numsub(channel))[channel.encode()]
+
+
+async def test_publishes_from_several_threads_arrive_and_each_thread_in_order():
+    inbox = feed.new_inbox()
+    await feed.table_feed().join(TABLE_ID, inbox)
+    try:
+        for version in range(1, 11):
+            await published(version)
+
+        def publish(version: int) -> None:
+            events._publish(TABLE_ID, [probe(version)])
+
+        with ThreadPoolExecutor(max_workers=3) as pool:  # a web process's worker threads
+            await asyncio.get_running_loop().run_in_executor(
+                None, lambda: list(pool.map(publish, range(11, 21)))
+            )
+        versions = await versions_in(inbox, 20)
+        assert versions[:10] == list(range(1, 11))
+        assert sorted(versions[10:]) == list(range(11, 21))
+    finally:
+        await feed.table_feed().leave(TABLE_ID, inbox)
+
+
+async def test_the_viewers_of_a_table_share_one_subscription_and_one_decoding():
+    channel = feed.feed_channel(TABLE_ID)
+    first, second, elsewhere = feed.new_inbox(), feed.new_inbox(), feed.new_inbox()
+    table_feed = feed.table_feed()
+    await table_feed.join(TABLE_ID, first)
+    await table_feed.join(TABLE_ID, second)
+    await table_feed.join(TABLE_ID + 1, elsewhere)
+    assert subscribers(channel) == 1  # joined means subscribed: nothing is missed after
+    await published(1, 2)
+    async with asyncio.timeout(5):
+        one, other = await first.get(), await second.get()
+    assert one is other  # one message read and decoded for both
+    assert messages_from_group(one) is messages_from_group(other)
+    assert [m.version for m in messages_from_group(one)] == [1, 2]
+    assert [m.text_for(None) for m in messages_from_group(one)] == [
+        '{"v": 1, "type": "probe"}',
+        '{"v": 2, "type": "probe"}',
+    ]
+    await asyncio.sleep(0.2)
+    assert elsewhere.empty()  # another table's viewer learns nothing of it
+
+    await table_feed.leave(TABLE_ID, first)
+    assert subscribers(channel) == 1  # the second viewer still follows it
+    await table_feed.leave(TABLE_ID, second)
+    await table_feed.leave(TABLE_ID + 1, elsewhere)
+    async with asyncio.timeout(5):
+        while subscribers(channel):
+            await asyncio.sleep(0.05)  # the last viewer gone: unsubscribed
+
+
+async def test_another_room_on_the_same_redis_is_not_heard():
+    """Redis's pub/sub spans its databases: the channel names the room's database."""
+    inbox = feed.new_inbox()
+    await feed.table_feed().join(TABLE_ID, inbox)
+    try:
+        other_room = feed.feed_channel(TABLE_ID).replace(".table.", "_other.table.")
+        payload = feed.msgpack.packb({"messages": [probe(1).to_wire()]})
+        redis.Redis.from_url(settings.REDIS_URL).publish(other_room, payload)
+        await published(2)
+        assert await versions_in(inbox, 1) == [2]
+        assert inbox.empty()
+    finally:
+        await feed.table_feed().leave(TABLE_ID, inbox)
+
+
+async def test_an_unreadable_message_is_dropped_and_the_feed_goes_on(caplog):
+    inbox = feed.new_inbox()
+    await feed.table_feed().join(TABLE_ID, inbox)
+    try:
+        redis.Redis.from_url(settings.REDIS_URL).publish(feed.feed_channel(TABLE_ID), b"\xc1")
+        await published(3)
+        assert await versions_in(inbox, 1) == [3]
+        assert "an unreadable message" in caplog.text
+    finally:
+        await feed.table_feed().leave(TABLE_ID, inbox)
