@@ -89,7 +89,9 @@ class TableFeed:
     """This process's subscriptions (on one event loop) and the inboxes of its viewers."""
 
     def __init__(self) -> None:
-        self._inboxes: defaultdict[str, set[Inbox]] = defaultdict(set)
+        # Weakly: a consumer that ends without its disconnect (cancelled) takes its inbox
+        # with it, rather than leaving it here to fill for ever.
+        self._inboxes: defaultdict[str, weakref.WeakSet[Inbox]] = defaultdict(weakref.WeakSet)
         # Set once Redis has confirmed the subscription to the table (channel name).
         self._confirmed: dict[str, asyncio.Event] = {}
         self._redis: redis.asyncio.Redis | None = None
@@ -138,7 +140,10 @@ class TableFeed:
         if self._pubsub is None:
             if self._redis is None:
                 self._redis = redis.asyncio.Redis.from_url(
-                    settings.REDIS_URL, socket_connect_timeout=PUBLISH_TIMEOUT
+                    settings.REDIS_URL,
+                    socket_connect_timeout=PUBLISH_TIMEOUT,
+                    # A PING when idle that long: a connection gone silent is found out.
+                    health_check_interval=30,
                 )
             self._pubsub = self._redis.pubsub()
         return self._pubsub

@@ -3,6 +3,7 @@ process on that table once, in order per publisher, and nothing of another table
 another room on the same Redis."""
 
 import asyncio
+import gc
 from concurrent.futures import ThreadPoolExecutor
 
 import redis
@@ -110,3 +111,18 @@ async def test_an_unreadable_message_is_dropped_and_the_feed_goes_on(caplog):
         assert "an unreadable message" in caplog.text
     finally:
         await feed.table_feed().leave(TABLE_ID, inbox)
+
+
+async def test_a_consumer_gone_without_leaving_takes_its_inbox_with_it():
+    table_feed = feed.table_feed()
+    kept, dropped = feed.new_inbox(), feed.new_inbox()
+    await table_feed.join(TABLE_ID, kept)
+    await table_feed.join(TABLE_ID, dropped)
+    del dropped  # its consumer was cancelled: no disconnect, no leave
+    gc.collect()
+    try:
+        assert len(table_feed._inboxes[feed.feed_channel(TABLE_ID)]) == 1
+        await published(4)
+        assert await versions_in(kept, 1) == [4]
+    finally:
+        await table_feed.leave(TABLE_ID, kept)
