@@ -241,10 +241,17 @@ COMMANDS: dict[str, type[Command]] = {
 }
 
 
+@functools.cache
+def _type_hints(cls: type[Command]) -> dict[str, Any]:
+    # Resolved once per class: typing resolves every annotation again on each call, a
+    # twentieth of a web process's CPU when done for every frame (py-spy).
+    return typing.get_type_hints(cls)
+
+
 def field_type(cls: type[Command], f: dataclasses.Field[Any]) -> type:
     """The JSON type of a command field: int, str or bool (None is always allowed for an
     optional field, and means absent)."""
-    hint = typing.get_type_hints(cls)[f.name]
+    hint = _type_hints(cls)[f.name]
     if isinstance(hint, types.UnionType):
         (hint,) = (arg for arg in typing.get_args(hint) if arg is not type(None))
     return hint

@@ -120,6 +120,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         user = self.scope.get("user")
         self.user = user if user is not None and user.is_authenticated else None
+        # Read once: `user` is a lazy object, costly to ask for every message.
+        self.viewer_id: int | None = self.user.id if self.user is not None else None
         self.last_seq = 0
         self.connection_id = uuid.uuid4().hex
         self.bucket = TokenBucket(capacity=self.rate_burst, rate=self.rate_per_second)
@@ -322,11 +324,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     async def table_messages(self, wire: dict[str, Any]) -> None:
         """A command's messages from the group: send the form this viewer may see, in order."""
-        user_id = self.user.id if self.user else None
         for message in messages_from_group(wire):
             if self.version is not None and message.version <= self.version:
                 continue  # the snapshot (or an earlier send) already has it
-            self.early[message.version] = message.text_for(user_id)
+            self.early[message.version] = message.text_for(self.viewer_id)
         await self._send_in_order()
 
     async def _send_in_order(self) -> None:
