@@ -133,11 +133,13 @@ class Act(Command):
 
 @dataclass(frozen=True)
 class RunTwice(Command):
-    """Agree (`agree`) or refuse to run the rest of the board twice, when asked."""
+    """Agree (`agree`) or refuse to run the rest of the board twice, when asked (`turn`,
+    when given, must be the question's turn: an answer delayed past its hand is stale)."""
 
     name: ClassVar[str] = "run_twice"
     service = staticmethod(play.hand_run_twice)
     agree: bool
+    turn: int | None = None
 
 
 @dataclass(frozen=True)

@@ -77,12 +77,15 @@ def _protection_allowed(*, seat: Seat, table_limit: int) -> bool:
 
 
 @table_command
-def hand_run_twice(cmd: TableCommand, *, user: User, agree: bool) -> None:
+def hand_run_twice(cmd: TableCommand, *, user: User, agree: bool, turn: int | None = None) -> None:
     """A player asked whether to run it twice answers (in any order; the engine says
-    who may). The last agreement, or any refusal, deals the rest and settles the hand."""
+    who may). The last agreement, or any refusal, deals the rest and settles the hand.
+    `turn`, when given, must be the question's (`run_twice_ask`)."""
     hand = cmd.hand
     if hand is None:
         raise NotYourTurn("No hand is being played at this table.")
+    if turn is not None and turn != hand.turn_version:
+        raise StaleCommand("That answer was for an earlier question; the table has moved on.")
     seat = cmd.seat_of(user)
     if seat is None:
         raise NotSeated("You are not seated at this table.")

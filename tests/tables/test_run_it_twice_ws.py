@@ -106,6 +106,19 @@ async def test_answers_out_of_place_come_back_as_error_codes():
         await client.ws.disconnect()
 
 
+async def test_an_answer_for_another_question_is_stale_and_changes_nothing():
+    """An answer carries its question's turn (as `act` does): one delayed past its hand
+    can never count for the next hand's question."""
+    table, (alice, _) = await db(all_in_heads_up)()
+    a = await connected(alice, table.id)
+    hand = await db(lambda: current(table)[0])()
+    stale = await a.send("run_twice", agree=True, turn=hand.turn_version - 1)
+    assert stale["code"] == "stale"
+    assert (await db(lambda: current(table)[0])()).events_logged == hand.events_logged
+    assert (await a.send("run_twice", agree=True, turn=hand.turn_version))["type"] == "ack"
+    await a.ws.disconnect()
+
+
 @pytest.mark.usefixtures("timer_process")
 async def test_a_player_who_does_not_answer_in_time_refuses():
     table, (alice, _) = await db(all_in_heads_up)(action_seconds=1)

@@ -181,7 +181,7 @@ export class ActionBar {
     if (!this.connected || !askedToRunTwice(this.model) || this.model.pendingAnswer) return;
     this.model.pendingAnswer = true;
     this.render(this.model, this.connected);
-    const answer = await this.command("run_twice", { agree });
+    const answer = await this.command("run_twice", { agree, turn: this.model.hand.turn });
     if (answer.type === "error") {
       this.model.pendingAnswer = false;
       this.render(this.model, this.connected);
