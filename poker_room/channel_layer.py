@@ -60,7 +60,7 @@ POOL_MAX_CONNECTIONS = 100
 POOL_WAIT_SECONDS = 10.0
 
 
-def _raise_if_cancelling() -> None:
+def raise_if_cancelling() -> None:
     """Stop retrying when this task is being cancelled (the consumer disconnected, the
     loop is closing): redis-py may report the cancelled read as a connection error, and
     a retry loop that swallowed it would keep the task alive, and its loop's shutdown
@@ -116,14 +116,14 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
                     # Back: rejoin this channel's groups before waiting for their messages.
                     await self.groups_refresh(channel=channel)
                 except REDIS_DOWN_ERRORS:
-                    _raise_if_cancelling()
+                    raise_if_cancelling()
                     failures += 1
                     continue
                 logger.info("channel layer: Redis is back for %s", channel)
             try:
                 return await super().receive(channel)
             except REDIS_DOWN_ERRORS as exc:
-                _raise_if_cancelling()
+                raise_if_cancelling()
                 if not failures:
                     logger.warning(
                         "channel layer: Redis unavailable (%r); %s waits for it", exc, channel
@@ -136,9 +136,9 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
         try:
             result = await super()._brpop_with_clean(index, channel, timeout)
         except REDIS_DOWN_ERRORS:
-            _raise_if_cancelling()
+            raise_if_cancelling()
             raise
-        _raise_if_cancelling()
+        raise_if_cancelling()
         return result
 
     async def flush(self) -> None:
@@ -177,9 +177,9 @@ class RefreshingRedisChannelLayer(RedisChannelLayer):
             try:
                 await self.groups_refresh()
             except Exception as exc:  # Redis down: try again at the next tick
-                _raise_if_cancelling()
+                raise_if_cancelling()
                 logger.warning("channel layer: group refresh failed: %r", exc)
-            _raise_if_cancelling()
+            raise_if_cancelling()
 
     async def group_live_size(self, group: str) -> int:
         """How many channels, of any process, are in `group` and not expired (a dead

@@ -322,6 +322,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             table_id=self.table_id, user=self.user, idempotency_key=key
         )
 
+    async def table_resync(self, message: dict[str, Any]) -> None:
+        """The table's feed may have lost messages (Redis was away): a fresh snapshot now,
+        rather than at the next message, which may be long coming."""
+        await self.send_snapshot()
+
     async def table_messages(self, wire: dict[str, Any]) -> None:
         """A command's messages from the group: send the form this viewer may see, in order."""
         for message in messages_from_group(wire):

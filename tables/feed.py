@@ -21,7 +21,9 @@ viewers see the gap at the next message). Messages of different processes may ar
 of order; the consumer puts them back in order.
 
 Redis keeps one pub/sub namespace for all its databases, so channel names carry the
-database the room runs on: two rooms (or a test run and a room) on one Redis stay apart.
+database the room runs on (server and name, or the TABLE_FEED_ROOM setting): two rooms
+(or a test run and a room) on one Redis stay apart, and each message names its table and
+is checked against it before any viewer sees it.
 """
 
 import asyncio
@@ -38,7 +40,12 @@ import redis.asyncio
 from django.conf import settings
 from django.db import connections
 
-from poker_room.channel_layer import RECEIVE_RETRY_FIRST, RECEIVE_RETRY_MAX, REDIS_DOWN_ERRORS
+from poker_room.channel_layer import (
+    RECEIVE_RETRY_FIRST,
+    RECEIVE_RETRY_MAX,
+    REDIS_DOWN_ERRORS,
+    raise_if_cancelling,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -56,13 +63,22 @@ Inbox = asyncio.Queue  # of group messages: {"type": "table.messages", "messages
 
 def feed_channel(table_id: int) -> str:
     """The Redis pub/sub channel of a table's stream (see the module's note on names)."""
-    database = connections["default"].settings_dict["NAME"]
-    return f"poker_room.{database}.table.{table_id}"
+    return f"poker_room.{_room()}.table.{table_id}"
+
+
+def _room() -> str:
+    # The database the room runs on, server and name: one room whatever its processes,
+    # and rooms on different servers (staging beside production) apart even when their
+    # databases share a name. TABLE_FEED_ROOM names it outright.
+    if settings.TABLE_FEED_ROOM:
+        return settings.TABLE_FEED_ROOM
+    database = connections["default"].settings_dict
+    return f"{database['HOST']}:{database['PORT']}/{database['NAME']}"
 
 
 def publish(table_id: int, wires: Sequence[dict[str, Any]]) -> None:
     """Publish one command's messages (`TableMessage.to_wire`) to the table's viewers."""
-    payload = msgpack.packb({"messages": list(wires)}, use_bin_type=True)
+    payload = msgpack.packb({"table": table_id, "messages": list(wires)}, use_bin_type=True)
     _client().publish(feed_channel(table_id), payload)
 
 
@@ -80,9 +96,26 @@ def _client() -> redis.Redis:
     return client
 
 
-def group_message(payload: bytes) -> dict[str, Any]:
-    """A published payload as the consumer's `table.messages` handler takes it."""
-    return {"type": "table.messages", **msgpack.unpackb(payload, raw=False)}
+def group_message(payload: bytes, table_id: int) -> dict[str, Any]:
+    """A published payload as the consumer's `table.messages` handler takes it, checked
+    and decoded here (once for all the viewers); ValueError if it is not one of the
+    table's."""
+    from tables.events import messages_from_group  # here: tables.events publishes through us
+
+    try:
+        body = msgpack.unpackb(payload, raw=False)
+        if not isinstance(body, dict) or body.get("table") != table_id:
+            raise ValueError("not a message of this table")
+        message = {"type": "table.messages", "messages": body["messages"]}
+        messages_from_group(message)
+    except (ValueError, TypeError, KeyError, AttributeError, msgpack.UnpackException) as exc:
+        raise ValueError(f"unreadable: {exc!r}") from None
+    return message
+
+
+# The message an inbox gets when its table's feed may have lost messages (Redis went
+# away and is back): its consumer sends the viewer a fresh snapshot at once.
+RESYNC: dict[str, Any] = {"type": "table.resync"}
 
 
 class TableFeed:
@@ -92,22 +125,25 @@ class TableFeed:
         # Weakly: a consumer that ends without its disconnect (cancelled) takes its inbox
         # with it, rather than leaving it here to fill for ever.
         self._inboxes: defaultdict[str, weakref.WeakSet[Inbox]] = defaultdict(weakref.WeakSet)
-        # Set once Redis has confirmed the subscription to the table (channel name).
+        # Set once Redis has confirmed the subscription to the table (channel name), on
+        # the connection being read; cleared when that connection fails.
         self._confirmed: dict[str, asyncio.Event] = {}
+        self._tables: dict[str, int] = {}  # channel name -> table id
         self._redis: redis.asyncio.Redis | None = None
         self._pubsub: Any = None
         self._reader: asyncio.Task | None = None
 
     async def join(self, table_id: int, inbox: Inbox) -> None:
-        """Deliver the table's messages to `inbox` from now on (raises when Redis is down:
-        the viewer cannot follow the table then)."""
+        """Deliver the table's messages to `inbox` from now on (raises when Redis is down
+        or does not confirm in time: the viewer cannot follow the table then)."""
         channel = feed_channel(table_id)
         first = channel not in self._inboxes
         self._inboxes[channel].add(inbox)
+        self._tables[channel] = table_id
         try:
             if first:
                 self._confirmed[channel] = asyncio.Event()
-                await self._subscribed().subscribe(channel)
+                await self._connected().subscribe(channel)
             if self._reader is None or self._reader.done():
                 self._reader = asyncio.get_running_loop().create_task(self._read_forever())
             # Once Redis has confirmed, nothing published to the table is missed: the
@@ -134,19 +170,23 @@ class TableFeed:
             return False
         del self._inboxes[channel]
         del self._confirmed[channel]
+        del self._tables[channel]
         return True
 
-    def _subscribed(self) -> Any:
+    def _connected(self) -> Any:
         if self._pubsub is None:
-            if self._redis is None:
-                self._redis = redis.asyncio.Redis.from_url(
-                    settings.REDIS_URL,
-                    socket_connect_timeout=PUBLISH_TIMEOUT,
-                    # A PING when idle that long: a connection gone silent is found out.
-                    health_check_interval=30,
-                )
-            self._pubsub = self._redis.pubsub()
+            self._pubsub = self._new_pubsub()
         return self._pubsub
+
+    def _new_pubsub(self) -> Any:
+        if self._redis is None:
+            self._redis = redis.asyncio.Redis.from_url(
+                settings.REDIS_URL,
+                socket_connect_timeout=PUBLISH_TIMEOUT,
+                # A PING when idle that long, so a dead connection raises on a read.
+                health_check_interval=30,
+            )
+        return self._redis.pubsub()
 
     async def _read_forever(self) -> None:
         failures = 0
@@ -160,9 +200,11 @@ class TableFeed:
                     logger.info("table feed: Redis is back; %d tables", len(self._inboxes))
                     failures = 0
                 message = await self._pubsub.get_message(timeout=READ_WAKE)
-            except REDIS_DOWN_ERRORS as exc:
+            except Exception as exc:  # Redis down, or anything else: never stop reading
+                raise_if_cancelling()
                 if not failures:
-                    logger.warning("table feed: Redis unavailable (%r); waiting for it", exc)
+                    logger.warning("table feed: reading failed (%r); connecting again", exc)
+                    self._connection_lost()
                 failures += 1
                 continue
             if message is None or message["channel"] is None:  # idle, or a pong
@@ -173,26 +215,37 @@ class TableFeed:
             elif message["type"] == "subscribe" and channel in self._confirmed:
                 self._confirmed[channel].set()
 
+    def _connection_lost(self) -> None:
+        """Whatever was published from now until the resubscription is lost: no viewer
+        may join as if subscribed, and every viewer resyncs once it is back."""
+        for event in self._confirmed.values():
+            event.clear()
+
     async def _resubscribe(self) -> None:
-        """A new connection, subscribed to every table still watched here."""
-        old, self._pubsub = self._pubsub, None
-        if old is not None:
-            with contextlib.suppress(*REDIS_DOWN_ERRORS):
-                await old.aclose()
-        pubsub = self._subscribed()
+        """A new connection, subscribed to every table still watched here; its viewers
+        resync (messages may have been lost meanwhile)."""
+        old, new = self._pubsub, self._new_pubsub()
         if self._inboxes:
-            await pubsub.subscribe(*self._inboxes)
+            await new.subscribe(*self._inboxes)
         else:
-            await pubsub.ping()  # connect (a pub/sub without a connection cannot be read)
+            await new.ping()  # connect (a pub/sub without a connection cannot be read)
+        self._pubsub = new
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await old.aclose()
+        for inboxes in list(self._inboxes.values()):
+            for inbox in list(inboxes):
+                with contextlib.suppress(asyncio.QueueFull):
+                    inbox.put_nowait(RESYNC)
 
     def _deliver(self, channel: str, payload: bytes) -> None:
         inboxes = self._inboxes.get(channel)
         if not inboxes:
             return  # left meanwhile
         try:
-            message = group_message(payload)
-        except Exception:  # not ours, or corrupt: nothing a viewer could use
-            logger.exception("table feed: an unreadable message on %s", channel)
+            message = group_message(payload, self._tables[channel])
+        except ValueError as exc:  # not ours, or corrupt: nothing a viewer could use
+            logger.error("table feed: dropped a message on %s: %s", channel, exc)
             return
         for inbox in list(inboxes):
             try:

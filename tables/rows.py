@@ -4,8 +4,8 @@ Every command on a table (an action, a timeout, a deal) reads the table under it
 its seats with their players and the hand in progress, and writes back what it changed:
 the hand, the seats, the hand's events and the table's stream version. Through the
 QuerySet API each of these statements was built again by the ORM's compiler on every
-call: under load the compiler alone took about a fifth of a web process's CPU (py-spy),
-more than PostgreSQL spent running the statements.
+call: under load the ORM took about a quarter of a web process's CPU, its compiler
+alone a tenth (py-spy), more than PostgreSQL spent running the statements.
 
 Here the SQL of each statement is made once per model and field list, from the models'
 own metadata, and cached. Rows become model instances through `Model.from_db` after the

@@ -113,6 +113,9 @@ HTTP_QUEUE_TIMEOUT = float(env_str("HTTP_QUEUE_TIMEOUT", "30"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", DEFAULT_REDIS_URL)
+# The tables' feeds are Redis pub/sub channels, which span Redis's databases: their names
+# carry the room's PostgreSQL server and database (tables/feed.py), or this name if set.
+TABLE_FEED_ROOM = env_str("TABLE_FEED_ROOM", "")
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
