@@ -5,8 +5,9 @@ Protocol (docs/protocol.md has the whole of it, with an example session):
 * On connect the viewer (a player or a spectator; the session authenticates them) gets a
   `snapshot` of the table as they may see it, carrying the stream version `v`. Then every
   table event arrives as a message with the next `v`, in the form the viewer may see
-  (their own hole cards only). A gap in `v` means a message was lost (channel layers
-  deliver at most once): the client sends `{"cmd": "snapshot"}` and starts again from it.
+  (their own hole cards only). A gap in `v` means a message was lost (the table's
+  feed delivers at most once, tables/feed.py): the client sends `{"cmd": "snapshot"}`
+  and starts again from it.
 * Commands (`tables/commands.py`, one dataclass each, which also parses and checks
   their fields): `{"cmd": ..., "seq": n, ...}` with `seq` increasing on each connection. The
   answer is `{"type": "ack", "seq": n}` or `{"type": "error", "seq": n, "code": ...,
@@ -29,7 +30,7 @@ while connecting closes with 1013 (try again later), never 1011.
 
 Ordering: commands on a table are serialised by its row lock, so versions follow commit
 order; but each process publishes after its own commit, so two messages can reach the
-group in the wrong order. The consumer puts them back in order, waiting up to
+table's feed in the wrong order. The consumer puts them back in order, waiting up to
 `REORDER_WAIT` seconds for a missing one, counted from when that version became the one
 missing, before passing on what it has (the client then sees the gap and asks for a
 snapshot). Messages the snapshot already covers are dropped.
@@ -146,7 +147,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await table_feed().join(self.table_id, self.inbox)
         self.following = True
         if self.user is not None:
-            presence = player_presence_group(self.table_id, self.user.id)
+            presence = player_presence_group(self.table_id, self.viewer_id)
             await self.channel_layer.group_add(presence, self.channel_name)
             self.present = True
         await self.accept()
@@ -328,7 +329,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.send_snapshot()
 
     async def table_messages(self, wire: dict[str, Any]) -> None:
-        """A command's messages from the group: send the form this viewer may see, in order."""
+        """A command's messages from the table's feed: send this viewer's form, in order."""
         for message in messages_from_group(wire):
             if self.version is not None and message.version <= self.version:
                 continue  # the snapshot (or an earlier send) already has it

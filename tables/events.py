@@ -47,7 +47,7 @@ class TableMessage:
         return text
 
     def to_wire(self) -> dict[str, Any]:
-        # JSON-safe keys: the channel layer serialises with msgpack.
+        # JSON-safe keys: the table feed serialises with msgpack.
         private = {str(uid): body for uid, body in self.private.items()}
         return {"version": self.version, "public": self.public, "private": private}
 

@@ -17,13 +17,12 @@ them as before. Only these few hot statements live here; everything else uses th
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from django.db import DatabaseError, connection, models
 
 from tables.models import Hand, HandEvent, HandStatus, Seat, Table
 
-M = TypeVar("M", bound=models.Model)
 Converter = Callable[[Any, Any, Any], Any]
 
 # The SQL below is put together from the models' table and column names, quoted, never
@@ -47,7 +46,8 @@ class _Columns:
         self.converters: list[tuple[int, list[Converter], Any]] = []
         for index, f in enumerate(fields):
             column = f.get_col(model._meta.db_table)
-            found = connection.ops.get_db_converters(column) + f.get_db_converters(connection)
+            # The column's converters, as the ORM's compiler asks for them.
+            found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
             if found:
                 self.converters.append((index, found, column))
 

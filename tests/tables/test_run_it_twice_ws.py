@@ -114,6 +114,10 @@ async def test_an_answer_for_another_question_is_stale_and_changes_nothing():
     hand = await db(lambda: current(table)[0])()
     stale = await a.send("run_twice", agree=True, turn=hand.turn_version - 1)
     assert stale["code"] == "stale"
+    assert (await a.send("run_twice", agree=True, turn=str(hand.turn_version)))["code"] == (
+        "malformed"
+    )
+    assert (await a.send("run_twice", agree=True, turn=2**80))["type"] == "error"
     assert (await db(lambda: current(table)[0])()).events_logged == hand.events_logged
     assert (await a.send("run_twice", agree=True, turn=hand.turn_version))["type"] == "ack"
     await a.ws.disconnect()
