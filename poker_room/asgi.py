@@ -1,7 +1,7 @@
 """ASGI entry point: HTTP goes to Django, WebSockets to the Channels consumers.
 
-WebSockets are session-authenticated and origin-checked: scheme, host and port must be
-the site's own (poker_room/websocket_origin.py).
+WebSockets are session-authenticated (poker_room/socket_auth.py) and origin-checked:
+scheme, host and port must be the site's own (poker_room/websocket_origin.py).
 """
 
 import os
@@ -12,12 +12,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "poker_room.settings.dev")
 # Django must be set up before the consumers (and the models they import) are loaded.
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from poker_room.http_limit import HttpConcurrencyLimit  # noqa: E402
 from poker_room.routing import websocket_urlpatterns  # noqa: E402
+from poker_room.socket_auth import socket_auth  # noqa: E402
 from poker_room.websocket_origin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
@@ -28,6 +28,6 @@ application = ProtocolTypeRouter(
             limit=settings.HTTP_CONCURRENCY,
             queue_timeout=settings.HTTP_QUEUE_TIMEOUT,
         ),
-        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(socket_auth(URLRouter(websocket_urlpatterns))),
     }
 )
