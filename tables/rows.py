@@ -21,7 +21,7 @@ from typing import Any
 
 from django.db import DatabaseError, connection, models
 
-from tables.models import Hand, HandEvent, HandStatus, Seat, Table
+from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -151,6 +151,23 @@ def _hand_sql() -> str:
         f"WHERE {hand}.{_quote(Hand.table.field.column)} = %s "
         f"AND {hand}.{_quote(Hand._meta.get_field('status').column)} = %s "
         f"ORDER BY {hand}.{_quote(Hand._meta.pk.column)} LIMIT 1"
+    )
+
+
+def hand_players_by_seat(hand: Hand) -> dict[int, int]:
+    """Seat -> the user id dealt in there (the hand's `HandPlayer` rows)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_hand_players_sql(), [hand.pk])
+        return dict(cursor.fetchall())
+
+
+@functools.cache
+def _hand_players_sql() -> str:
+    seat, user = HandPlayer._meta.get_field("seat"), HandPlayer.user.field
+    return (
+        f"SELECT {_quote(seat.column)}, {_quote(user.column)} "  # noqa: S608
+        f"FROM {_quote(HandPlayer._meta.db_table)} "
+        f"WHERE {_quote(HandPlayer.hand.field.column)} = %s"
     )
 
 

@@ -36,7 +36,7 @@ def hand_in_progress(*, table: Table) -> Hand | None:
 
 def hand_players_by_seat(*, hand: Hand) -> dict[int, int]:
     """The user id dealt in at each seat of the hand (tables.models.HandPlayer)."""
-    return dict(HandPlayer.objects.filter(hand=hand).values_list("seat", "user_id"))
+    return rows.hand_players_by_seat(hand)
 
 
 def hand_dealt_to(*, hand: Hand, seat: int, user_id: int) -> bool:

@@ -9,7 +9,7 @@ from django.forms.models import model_to_dict
 
 from tables import rows
 from tables.engine.state import HandState
-from tables.models import Hand, HandEvent, HandStatus, Seat, Table
+from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table
 from tests.kit import StakeLevelFactory, TableFactory, deal, table_with_players
 
 pytestmark = pytest.mark.django_db
@@ -94,6 +94,14 @@ def test_the_hand_in_progress_is_the_orms_with_its_state_parsed(dealt):
     assert HandState.from_dict(found.state).to_dict() == orm.state
     Hand.objects.filter(pk=hand.pk).update(status=HandStatus.FINISHED)
     assert rows.hand_in_progress(table) is None
+
+
+def test_the_hands_players_by_seat_are_its_hand_player_rows(dealt):
+    _, users, hand = dealt
+    orm = dict(HandPlayer.objects.filter(hand=hand).values_list("seat", "user_id"))
+    assert rows.hand_players_by_seat(hand) == orm
+    assert sorted(orm.values()) == sorted(u.pk for u in users)
+    assert rows.hand_players_by_seat(Hand(pk=hand.pk + 10_000)) == {}
 
 
 def test_an_update_writes_the_fields_named_and_no_other(dealt):
