@@ -25,8 +25,9 @@ each get an `error` with a code; more than `RATE_BURST` commands at once (refill
 `RATE_PER_SECOND`) get `rate_limited` and do not run. A command that meets a database or
 Redis fault (or any bug) is answered `server_error` and logged with the table id: it may
 or may not have been carried out, so the client resynchronises and decides again (an
-`act` carrying its `turn` is then refused as `stale` if it had been applied). A fault
-while connecting closes with 1013 (try again later), never 1011.
+`act` carrying its `turn` is then refused as `stale` if it had been applied). The
+handshake is accepted at once; an unknown table is then closed with 4404, and a fault
+while connecting with 1013 (try again later), never 1011.
 
 Ordering: commands on a table are serialised by its row lock, so versions follow commit
 order; but each process publishes after its own commit, so two messages can reach the
@@ -141,6 +142,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=1013)  # try again later
 
     async def _connect(self) -> None:
+        # Accepted first: the handshake never waits behind the process's database thread.
+        # Under load that thread's queue can outlast the server's handshake timeout (5 s),
+        # and every handshake cut then came back as another, a storm of them (issue #15).
+        # A client also learns why it is closed (4404, 1013): a handshake refused instead
+        # shows a browser only 1006.
+        await self.accept()
         if not await database_sync_to_async(Table.objects.filter(pk=self.table_id).exists)():
             await self.close(code=4404)
             return
@@ -150,7 +157,6 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             presence = player_presence_group(self.table_id, self.viewer_id)
             await self.channel_layer.group_add(presence, self.channel_name)
             self.present = True
-        await self.accept()
         seated = await self.send_snapshot()
         # A viewer who is not seated has no bonus to get: no table command (and lock) for them.
         if self.user is not None and seated:

@@ -1,6 +1,6 @@
 """The table WebSocket under abuse and faults (issue #12, findings 7, 8, 12 and the faults
 part): every bad frame gets an `error` with a code and the socket stays open, bad routes
-are refused with 4404, a per-connection rate limit, the reorder wait re-armed per missing
+are closed with 4404, a per-connection rate limit, the reorder wait re-armed per missing
 version, a database or Redis fault answered `server_error` (and the retried act refused
 as `stale`), and the reconnect bonus only after a real drop.
 
@@ -142,11 +142,13 @@ async def test_a_key_longer_than_the_limit_is_malformed_and_moves_nothing(table)
         "/ws/tables/99999999999999999999999999/",
     ],
 )
-async def test_a_bad_route_is_refused_with_4404_not_a_server_error(route):
+async def test_a_bad_route_is_closed_with_4404_not_a_server_error(route):
     ws = WebsocketCommunicator(
         application, route, headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")]
     )
-    assert await ws.connect() == (False, 4404)
+    assert await ws.connect() == (True, None)
+    closed = await ws.receive_output(timeout=5)
+    assert (closed["type"], closed["code"]) == ("websocket.close", 4404)
 
 
 # -- finding 7: the rate limit ---------------------------------------------------------------
