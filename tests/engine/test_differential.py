@@ -327,13 +327,18 @@ def run(
     return totals
 
 
+# Hands per game x structure in `make test`: pokerkit's hand evaluation, most of the
+# time here, is quick for Hold'em and slow for Omaha (60 ways to make each hand, hi-lo
+# twice), so Omaha plays fewer and the file stays well under a minute; `make verify`
+# runs thousands.
+HANDS = {Game.HOLDEM: 120, Game.OMAHA: 60, Game.OMAHA8: 60}
+
+
 @pytest.mark.parametrize("structure", STRUCTURES)
 @pytest.mark.parametrize("game", GAMES)
 def test_engine_matches_pokerkit(game: Game, structure: Structure) -> None:
-    # 120 hands per game x structure keep the file well under a minute (pokerkit plays
-    # Omaha at ~20 hands/s); `make verify` runs thousands.
-    totals = run(game, structure, hands=120, seed=7)
-    assert totals["hands"] == 120
+    totals = run(game, structure, hands=HANDS[game], seed=7)
+    assert totals["hands"] == HANDS[game]
 
 
 @pytest.mark.parametrize("structure", STRUCTURES)
@@ -342,8 +347,9 @@ def test_run_it_twice_matches_pokerkits_two_runouts(game: Game, structure: Struc
     # Every all-in before the river is run twice in both engines: the same two boards
     # from the deck, rake once, each pot halved (odd chip to the first run), each half
     # awarded on its own board.
-    totals = run(game, structure, hands=60, seed=16, run_twice=True)
-    assert totals["hands"] == 60 and totals["run twice"] >= 5, totals
+    hands = HANDS[game] // 2
+    totals = run(game, structure, hands=hands, seed=16, run_twice=True)
+    assert totals["hands"] == hands and totals["run twice"] >= 5, totals
 
 
 @pytest.mark.verify
@@ -351,6 +357,14 @@ def test_run_it_twice_matches_pokerkits_two_runouts(game: Game, structure: Struc
 @pytest.mark.parametrize("game", GAMES)
 def test_engine_matches_pokerkit_long(game: Game, structure: Structure) -> None:
     totals = run(game, structure, hands=2000, seed=11)
+    print(game, structure, dict(totals))
+
+
+@pytest.mark.verify
+@pytest.mark.parametrize("structure", STRUCTURES)
+@pytest.mark.parametrize("game", GAMES)
+def test_run_it_twice_matches_pokerkits_two_runouts_long(game: Game, structure: Structure) -> None:
+    totals = run(game, structure, hands=1000, seed=17, run_twice=True)
     print(game, structure, dict(totals))
 
 

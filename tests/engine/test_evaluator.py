@@ -380,7 +380,9 @@ def differential(game: str, deals: int, seed: int) -> None:
     assert game != "omaha8" or lows > deals // 2  # the low side was really exercised
 
 
-@pytest.mark.parametrize(("game", "deals"), [("holdem", 3000), ("omaha", 1500), ("omaha8", 1500)])
+# `make test`'s share (pokerkit's Omaha evaluation is the slow side); `make verify` deals
+# 30,000 of each from a fresh seed.
+@pytest.mark.parametrize(("game", "deals"), [("holdem", 3000), ("omaha", 750), ("omaha8", 750)])
 def test_ordering_agrees_with_pokerkit(game: str, deals: int) -> None:
     differential(game, deals, seed=20240601)
 
