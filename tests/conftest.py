@@ -14,14 +14,41 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from asgiref.sync import SyncToAsync
 from django.conf import settings
 from django.core.management.base import CommandError
-from django.db import OperationalError
+from django.core.management.color import no_style
+from django.core.management.sql import emit_post_migrate_signal
+from django.db import OperationalError, connections
 from django.test import TransactionTestCase
 
 ROOT = Path(__file__).resolve().parent.parent
 
-_flush = TransactionTestCase._fixture_teardown
+_django_flush = TransactionTestCase._fixture_teardown
+# Rows that post_migrate writes when the database is built and finds again after each
+# flush: kept, instead of truncated and written again (some 150 rows, a fifth of the
+# time of every flush).
+_KEPT_BY_FLUSH = frozenset({"django_content_type", "auth_permission"})
+
+
+def _flush(self: TransactionTestCase) -> None:
+    """TransactionTestCase's flush (every table truncated, then post_migrate), but for
+    the content types and permissions; post_migrate still runs, so that one a test
+    removed is there again for the next."""
+    if self.available_apps is not None or self.serialized_rollback:
+        _django_flush(self)
+        return
+    for name in self._databases_names(include_mirrors=False):
+        connection = connections[name]
+        tables = [
+            table
+            for table in connection.introspection.django_table_names(
+                only_existing=True, include_views=False
+            )
+            if table not in _KEPT_BY_FLUSH
+        ]
+        connection.ops.execute_sql_flush(connection.ops.sql_flush(no_style(), tables))
+        emit_post_migrate_signal(verbosity=0, interactive=False, db=name)
 
 
 def _flush_retrying(self: TransactionTestCase) -> None:
@@ -108,6 +135,28 @@ def auditor(db):
     return user
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup) -> Iterator[None]:
+    """pytest-django's, and before the test database is dropped, the connection of the
+    one thread where `sync_to_async` (channels' `database_sync_to_async` too) runs the
+    async tests' database calls is closed: Django closes only the main thread's, and the
+    one left there kept the database from being dropped ("being accessed by other
+    users")."""
+    yield
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result()
+
+
+@pytest.fixture(scope="session")
+def stream_recording(django_db_setup, django_db_blocker):
+    """The stream scenarios of tests/streams.py, recorded once for the tests that check
+    them (they take a while), in a transaction rolled back after: only the recorded
+    snapshots and messages outlive it."""
+    from tests.streams import recording_rolled_back
+
+    with django_db_blocker.unblock():
+        return recording_rolled_back()
+
+
 def database_url_for(db: dict) -> str:
     """A DATABASE_URL for the given Django database settings (the test database, say)."""
     user = db.get("USER") or "postgres"
@@ -137,12 +186,22 @@ def room_process(
         try:
             yield proc
         finally:
+            processes_stop([proc])
+
+
+def processes_stop(procs: list[subprocess.Popen]) -> None:
+    """Stop processes of the room: every one is told to stop first, then each is waited
+    for (killed if it will not stop), so that they shut down side by side. One that has
+    already ended and been waited for is left alone."""
+    for proc in procs:
+        if proc.poll() is None:
             proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    for proc in procs:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def wait_until_up(proc: subprocess.Popen, is_up: Callable[[], bool], what: str) -> None:
@@ -231,7 +290,11 @@ class TimerLoop:
         self.proc = self._stack.enter_context(
             room_process(["manage", "run_timers"], log_name=".pytest-timers.log", append=True)
         )
-        wait_until_up(self.proc, lambda: self._beating_since(since), "the timer loop")
+        try:
+            wait_until_up(self.proc, lambda: self._beating_since(since), "the timer loop")
+        except BaseException:
+            self.stop()  # a loop that never led is not left running after the suite
+            raise
 
     def stop(self) -> None:
         self._stack.close()
@@ -239,6 +302,8 @@ class TimerLoop:
 
 
 _suite_loops: list[TimerLoop] = []
+# Modules whose tests must find no suite timer loop running (`timers_stopped`).
+_loops_held: set[str] = set()
 
 
 @pytest.fixture(scope="session")
@@ -256,16 +321,28 @@ def timer_process(django_db_setup, django_db_blocker) -> Iterator[TimerLoop]:
 
 
 @pytest.fixture(scope="module")
-def timers_stopped() -> Iterator[None]:
-    """No suite timer loop runs during the module's tests (it is started again after,
-    if an earlier test had started it): for tests that run the loop's passes themselves
-    or loops of their own, whose tables must move only when they say so."""
-    running = [loop for loop in _suite_loops if loop.proc is not None]
-    for loop in running:
-        loop.stop()
+def timers_stopped(request) -> Iterator[None]:
+    """No suite timer loop runs during the module's tests: for tests that run the loop's
+    passes themselves or loops of their own, whose tables must move only when they say
+    so. The loop is started again by the next test that needs it (`suite_timer_loop_up`),
+    not at once: a test that does not need it pays nothing for it."""
+    for loop in _suite_loops:
+        if loop.proc is not None:
+            loop.stop()
+    _loops_held.add(request.module.__name__)
     yield
-    for loop in running:
-        loop.start()
+    _loops_held.discard(request.module.__name__)
+
+
+@pytest.fixture(autouse=True)
+def suite_timer_loop_up(request) -> None:
+    """A test that uses the suite's timer loop (`timer_process`, through `live_room` too)
+    finds it running, started again if a module before it stopped it."""
+    if "timer_process" not in request.fixturenames or _loops_held:
+        return
+    for loop in _suite_loops:
+        if loop.proc is None:
+            loop.start()
 
 
 def free_port() -> int:

@@ -2,11 +2,13 @@
 every table service and record, for every viewer (each player and a spectator), the
 snapshot before, the messages that viewer receives, and the snapshot after.
 
-`record_scenarios()` runs them on the real database and returns the recorded `Step`s.
-Two tests use it: tests/tables/test_stream_contract.py checks the stream itself (one
-numbered stream for all, nothing a viewer may not see), and
-tests/browser/test_stream_replay.py replays each viewer's stream through the browser's
-`store.js` and checks that snapshot-before plus the messages shows what the
+`record_scenarios()` runs them on the real database and returns the recorded `Step`s;
+`recording_rolled_back()` does so once for the suite (the `stream_recording` fixture of
+tests/conftest.py), in a transaction rolled back after. Three tests read that recording:
+tests/tables/test_stream_contract.py checks the stream itself (one numbered stream for
+all, nothing a viewer may not see), tests/tables/test_hand_helper.py the best hands it
+names, and tests/browser/test_stream_replay.py replays each viewer's stream through the
+browser's `store.js` and checks that snapshot-before plus the messages shows what the
 snapshot-after shows.
 
 Each scenario sits players at a table whose clocks never run out by themselves and
@@ -24,15 +26,18 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
+from cashier.audit import ledger_audit
 from cashier.services import deposit_create
 from tables.commands import Advance
 from tables.engine.config import Game, Structure
 from tables.engine.state import HandState
 from tables.events import TableMessage
-from tables.models import Hand, HandStatus, Table, TableStatus
+from tables.models import Hand, HandEvent, HandStatus, Table, TableStatus
 from tables.selectors import table_snapshot
 from tables.services import admin, advance, blind_options, chat, play, seating, top_up
 from tables.services.hands import hand_start_due
@@ -352,3 +357,29 @@ def recording(monkeypatch: Any) -> Iterator[Recorder]:
 def record_scenarios(monkeypatch: Any) -> list[Step]:
     with recording(monkeypatch) as recorder:
         return [step for scenario in SCENARIOS for step in scenario(recorder).steps]
+
+
+@dataclass
+class Recording:
+    """The scenarios' steps, and what the database said of them before its rollback."""
+
+    steps: list[Step]
+    # hand id -> the seats its `shown` events turned face up
+    shown: dict[int, set[int]]
+
+
+def recording_rolled_back() -> Recording:
+    """Record the scenarios in a transaction that is rolled back after, as a `db` test's
+    is (the services' durable blocks run inside it as inside a TestCase's), once the
+    ledger audit has passed on what they did."""
+    atomic = transaction.atomic()
+    atomic._from_testcase = True  # what lets a durable block open inside it
+    with pytest.MonkeyPatch.context() as monkeypatch, atomic:
+        steps = record_scenarios(monkeypatch)
+        shown: dict[int, set[int]] = {}
+        for hand_id, data in HandEvent.objects.filter(type="shown").values_list("hand_id", "data"):
+            shown.setdefault(hand_id, set()).add(data["seat"])
+        report = ledger_audit()
+        assert report.ok, [str(d) for d in report.discrepancies]
+        transaction.set_rollback(True)
+    return Recording(steps=steps, shown=shown)

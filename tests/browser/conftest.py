@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -57,6 +58,11 @@ def browser(live_room) -> Iterator[object]:
             yield chromium
         finally:
             chromium.close()
+            # While Playwright's loop runs in this thread, Django keeps the tests' database
+            # connection apart from the thread's own (asgiref's Local goes by context
+            # there), and nothing closes it later: left open, the test database could not
+            # be dropped at the end of the run ("being accessed by other users").
+            connections.close_all()
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 

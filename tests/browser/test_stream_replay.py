@@ -2,23 +2,27 @@
 page's model (`static/js/table/store.js`) built from the snapshot before and the messages
 that viewer received shows what a fresh snapshot after shows.
 
-The streams are recorded by tests/streams.py on the live room's database (each step's
-streams are also written as JSON fixtures under the test's temporary directory, named
-in the failure), then replayed in Chromium through the real module the table page runs.
+The streams are recorded by tests/streams.py (the suite's `stream_recording`, on the
+test database, rolled back after; each step's streams are also written as JSON fixtures
+under the test's temporary directory, named in the failure), then replayed in Chromium
+through the real module the table page runs.
 """
 
 import json
 
 import pytest
 
-from tests.streams import record_scenarios
+from tests.streams import Recording
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# The recording needs the test database; the page needs none of it (no transactional
+# flush after: the recording was rolled back).
+pytestmark = [pytest.mark.browser, pytest.mark.django_db]
 
 # What the page shows of its model: the table's status, the seats, the viewer's own seat
 # and the hand in play (the finished hand kept on screen is the log's business).
 REPLAY = """
-async (steps) => {
+async (stepsJson) => {
+  const steps = JSON.parse(stepsJson);
   const { applyEvent, fromSnapshot } = await import("/static/js/table/store.js");
   const pick = (o, keys) => (o ? Object.fromEntries(keys.map((k) => [k, o[k] ?? null])) : null);
   const project = (m) => ({
@@ -62,16 +66,18 @@ async (steps) => {
 
 
 def test_snapshot_before_plus_the_stream_shows_the_snapshot_after(
-    browser, room, monkeypatch, tmp_path
+    browser, room, stream_recording: Recording, tmp_path
 ):
-    steps = [step.to_dict() for step in record_scenarios(monkeypatch)]
+    steps = [step.to_dict() for step in stream_recording.steps]
     fixtures = tmp_path / "streams.json"
     fixtures.write_text(json.dumps(steps, indent=1))
     context = browser.new_context(base_url=room)
     try:
         page = context.new_page()
         page.goto("/")
-        failures = page.evaluate(REPLAY, steps)
+        # One string, parsed in the page: Playwright's own serialisation of so many
+        # nested objects took longer than recording them.
+        failures = page.evaluate(REPLAY, json.dumps(steps))
     finally:
         context.close()
     assert not failures, f"{len(failures)} views differ (streams in {fixtures}):\n" + "\n".join(

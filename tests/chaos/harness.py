@@ -19,6 +19,7 @@ Sizes come from the environment (CHAOS_EXAMPLES, CHAOS_STEPS) so that `make test
 short and a long run explores more.
 """
 
+import functools
 import itertools
 import os
 import re
@@ -222,13 +223,33 @@ def table_checks(world: World) -> None:
         assert legal.can_fold or legal.can_check or legal.can_call or legal.can_bet_raise
 
 
-def hole_cards(hand: Hand) -> dict[int, set[str]]:
-    """Seat -> its hole cards, as the messages write them."""
-    state = HandState.from_dict(hand.state)
-    return {
-        seat: {card_str(c) for c in cards}
-        for seat, cards in zip(state.seats, state.hole, strict=True)
-    }
+class HandSecrets:
+    """What the secrecy checks read of one hand: its hole cards, who was dealt them and
+    (when a message needs it) which seats were shown. A check reads the hand as it stands,
+    and nothing moves while it runs: one `HandSecrets` serves every message and snapshot
+    of one check, instead of the same queries for each of them and each viewer."""
+
+    def __init__(self, hand: Hand) -> None:
+        self.hand = hand
+        state = HandState.from_dict(hand.state)
+        # Seat -> its hole cards, as the messages write them.
+        self.hole: dict[int, set[str]] = {
+            seat: {card_str(c) for c in cards}
+            for seat, cards in zip(state.seats, state.hole, strict=True)
+        }
+        self.dealt: dict[int, int] = dict(
+            HandPlayer.objects.filter(hand=hand).values_list("seat", "user_id")
+        )
+
+    @functools.cached_property
+    def shown(self) -> set[int]:
+        """The seats a `shown` event turned face up."""
+        return {
+            data["seat"]
+            for data in HandEvent.objects.filter(hand=self.hand, type="shown").values_list(
+                "data", flat=True
+            )
+        }
 
 
 def cards_in(body: Any) -> set[str]:
@@ -242,24 +263,19 @@ def cards_in(body: Any) -> set[str]:
     return set()
 
 
-def secrecy_check_message(*, viewer_id: int | None, body: dict[str, Any], hand: Hand) -> None:
+def secrecy_check_message(
+    *, viewer_id: int | None, body: dict[str, Any], hand: HandSecrets
+) -> None:
     """No card of another player's hand in a message for this viewer, except a `shown`
     event (a showdown turns that seat's cards face up) for that very seat, and that
     seat's entry of `showdown_hands` once it was shown."""
     if body.get("type") == "showdown_hands":
-        shown = {
-            data["seat"]
-            for data in HandEvent.objects.filter(hand=hand, type="shown").values_list(
-                "data", flat=True
-            )
-        }
         for entry in body["hands"]:
-            assert entry["seat"] in shown, f"seat {entry['seat']} was never shown: {body}"
+            assert entry["seat"] in hand.shown, f"seat {entry['seat']} was never shown: {body}"
             secrecy_check_message(viewer_id=viewer_id, body={"type": "shown", **entry}, hand=hand)
         return
-    dealt = dict(HandPlayer.objects.filter(hand=hand).values_list("seat", "user_id"))
-    for seat, cards in hole_cards(hand).items():
-        if viewer_id is not None and dealt.get(seat) == viewer_id:
+    for seat, cards in hand.hole.items():
+        if viewer_id is not None and hand.dealt.get(seat) == viewer_id:
             continue
         if body.get("type") == "shown" and body.get("seat") == seat:
             continue
@@ -267,17 +283,18 @@ def secrecy_check_message(*, viewer_id: int | None, body: dict[str, Any], hand: 
         assert not leaked, f"viewer {viewer_id} saw seat {seat}'s {leaked} in {body}"
 
 
-def secrecy_check_snapshot(*, viewer: User | None, snapshot: dict[str, Any], hand: Hand) -> None:
+def secrecy_check_snapshot(
+    *, viewer: User | None, snapshot: dict[str, Any], hand: HandSecrets
+) -> None:
     """A snapshot shows hole cards only to the user dealt them, or once shown, in its
     players and in its hand log alike."""
     view = snapshot.get("hand")
-    if view is None or view.get("id") != hand.pk:
+    if view is None or view.get("id") != hand.hand.pk:
         return
-    dealt = dict(HandPlayer.objects.filter(hand=hand).values_list("seat", "user_id"))
     for player in view["players"]:
         if player["cards"] is None or player["shown"]:
             continue
-        owner = dealt.get(player["seat"])
+        owner = hand.dealt.get(player["seat"])
         assert viewer is not None and owner == viewer.pk, (
             f"{getattr(viewer, 'username', 'a spectator')} sees seat {player['seat']}'s cards"
         )

@@ -649,16 +649,19 @@ class ServicesMachine(RuleBasedStateMachine):
             if live is None:
                 continue
             fresh = Table.objects.select_related("stake_level").get(pk=table.pk)
+            secrets = harness.HandSecrets(live[0])
             for viewer in viewers:
                 snapshot = table_snapshot(table=fresh, user=viewer)
-                harness.secrecy_check_snapshot(viewer=viewer, snapshot=snapshot, hand=live[0])
+                harness.secrecy_check_snapshot(viewer=viewer, snapshot=snapshot, hand=secrets)
         new = RECORDED.messages[self.messages_seen :]
         self.messages_seen = len(RECORDED.messages)
-        hands: dict[int, Hand] = {}
+        hands: dict[int, harness.HandSecrets] = {}
         for _table_id, hand_id, message in new:
             if hand_id is None:
                 continue
-            hand = hands.get(hand_id) or hands.setdefault(hand_id, Hand.objects.get(pk=hand_id))
+            if hand_id not in hands:
+                hands[hand_id] = harness.HandSecrets(Hand.objects.get(pk=hand_id))
+            hand = hands[hand_id]
             for viewer in viewers:
                 viewer_id = None if viewer is None else viewer.pk
                 harness.secrecy_check_message(

@@ -231,6 +231,10 @@ class WebSocketMachine(RuleBasedStateMachine):
                 f"{sock.name} got an answer nobody asked for: {message}"
             )
 
+    async def _drain_all(self) -> None:
+        """Drain every socket, all at once: each waits for its own quiet moment."""
+        await asyncio.gather(*(self._drain(sock) for sock in self.sockets))
+
     async def _frame(self, sock: Socket, text: str | None = None, data: bytes | None = None):
         """Send one frame; return its one answer (events before it are kept aside)."""
         await self._drain(sock)
@@ -494,16 +498,18 @@ class WebSocketMachine(RuleBasedStateMachine):
     def nobody_received_a_card_they_may_not_see(self) -> None:
         if not hasattr(self, "world"):
             return
+        self.run(self._drain_all())
+        hands: dict[int, harness.HandSecrets] = {}
         for sock in self.sockets:
-            self.run(self._drain(sock))
-            hands: dict[int, Hand] = {}
             for message in sock.messages[sock.checked :]:
                 hand_id = message.get("hand")
                 if message.get("type") == "snapshot":
                     hand_id = (message.get("hand") or {}).get("id")
                 if not isinstance(hand_id, int):
                     continue
-                hand = hands.get(hand_id) or hands.setdefault(hand_id, Hand.objects.get(pk=hand_id))
+                if hand_id not in hands:
+                    hands[hand_id] = harness.HandSecrets(Hand.objects.get(pk=hand_id))
+                hand = hands[hand_id]
                 viewer_id = None if sock.user is None else sock.user.pk
                 if message.get("type") == "snapshot":
                     harness.secrecy_check_snapshot(viewer=sock.user, snapshot=message, hand=hand)

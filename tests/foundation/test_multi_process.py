@@ -36,7 +36,14 @@ from tables.bots.setup import BOT_PASSWORD, BotTimers, bot_tables_open, bot_user
 from tables.bots.strategy import PROFILES
 from tables.models import Hand, HandStatus, Heartbeat, Seat, Table
 from tables.timers import HEARTBEAT
-from tests.conftest import ROOT, answers, free_port, room_process, wait_until_up
+from tests.conftest import (
+    ROOT,
+    answers,
+    free_port,
+    processes_stop,
+    room_process,
+    wait_until_up,
+)
 
 # The suite's own timer loop is stopped: the two of this test's set-up are the room's.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("timers_stopped")]
@@ -92,6 +99,8 @@ def two_of_each(queue) -> Iterator[list[str]]:
             "a timer loop leading",
         )
         yield [url for _, url in webs]
+        # All six stop side by side (the ExitStack would stop them one after the other).
+        processes_stop([*loops, *(proc for proc, _ in workers), *(proc for proc, _ in webs)])
 
 
 async def spectate(http_base: str, table_id: int, frames: list[dict[str, Any]]) -> None:

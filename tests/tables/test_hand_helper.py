@@ -5,9 +5,8 @@ import pytest
 
 from tables.engine.cards import parse_card
 from tables.hand_helper import best_hand, shown_hands
-from tables.models import HandEvent
 from tests.engine.test_run_it_twice import agree_all, heads_up_all_in
-from tests.streams import record_scenarios
+from tests.streams import Recording
 
 
 def cards(text: str) -> list[int]:
@@ -40,9 +39,11 @@ def test_hilo_names_the_low_that_qualifies():
     assert best_hand("omaha8", cards("Ah 2d Kc Ks"), cards("9s Th Jc"))["low"] is None
 
 
-@pytest.mark.django_db
-def test_each_player_still_in_learns_their_hand_with_each_board_and_nobody_else_does(monkeypatch):
-    steps = record_scenarios(monkeypatch)
+@pytest.mark.django_db  # the recording needs the test database
+def test_each_player_still_in_learns_their_hand_with_each_board_and_nobody_else_does(
+    stream_recording: Recording,
+):
+    steps = stream_recording.steps
     boards = [
         (viewer, m)
         for step in steps
@@ -60,8 +61,8 @@ def test_each_player_still_in_learns_their_hand_with_each_board_and_nobody_else_
     ]
     assert shown, "a hand went to showdown in the scenarios"
     for message in shown:
-        hand_shown = HandEvent.objects.filter(hand_id=message["hand"], type="shown")
-        assert {h["seat"] for h in message["hands"]} == {e.data["seat"] for e in hand_shown}
+        hand_shown = stream_recording.shown.get(message["hand"], set())
+        assert {h["seat"] for h in message["hands"]} == hand_shown
         assert all(len(h["high_cards"]) == 5 for h in message["hands"])
 
 

@@ -4,9 +4,12 @@ house account; read by auditors through the API and in the admin (read-only)."""
 
 import datetime
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from django.conf import settings
+from django.db import transaction
 from rest_framework.test import APIClient
 
 from cashier.models import AccountKind, LedgerAccount
@@ -21,9 +24,27 @@ TODAY = datetime.datetime.now(tz=datetime.UTC).date()
 YESTERDAY = TODAY - datetime.timedelta(days=1)
 
 
-@pytest.fixture
-def played(db):
-    """Two stake levels, three tables: some hands today, one moved to yesterday."""
+@pytest.fixture(scope="module")
+def played(django_db_setup, django_db_blocker):
+    """Two stake levels, three tables: some hands today, one moved to yesterday.
+
+    Played once for the module (a dozen hands take a while), in a transaction rolled
+    back after it; each test runs in a savepoint of its own inside (its `db`), so what
+    one test builds or renames is gone for the next."""
+    with django_db_blocker.unblock(), rolled_back():
+        yield _play()
+
+
+@contextmanager
+def rolled_back() -> Iterator[None]:
+    atomic = transaction.atomic()
+    atomic._from_testcase = True  # the services' durable blocks open inside it, as in a test's
+    with atomic:
+        yield
+        transaction.set_rollback(True)
+
+
+def _play():
     holdem = stake_for("holdem", "NL")
     omaha = stake_for("omaha8", "FL")
     tables = [

@@ -5,14 +5,17 @@ spectator's; tests/browser/test_stream_replay.py checks what the page makes of i
 import json
 import re
 
-from tests.streams import Step, record_scenarios
+import pytest
+
+from tests.streams import Recording, Step
 
 CARD = re.compile(r'"([2-9TJQKA][cdhs])"')
 
 
-def test_the_stream_contract_holds_for_every_service_and_viewer(db, monkeypatch):
+@pytest.mark.django_db  # the recording needs the test database
+def test_the_stream_contract_holds_for_every_service_and_viewer(stream_recording: Recording):
     """Recorded once (the scenarios take a while), checked four ways."""
-    steps = record_scenarios(monkeypatch)
+    steps = stream_recording.steps
     every_service_is_in_a_scenario(steps)
     snapshot_before_plus_the_messages_is_the_version_after(steps)
     every_viewer_receives_every_message_of_the_stream(steps)
