@@ -5,7 +5,9 @@ Protocol (docs/protocol.md has the whole of it, with an example session):
 * On connect the viewer (a player or a spectator; the session authenticates them) gets a
   `snapshot` of the table as they may see it, carrying the stream version `v`. Then every
   table event arrives as a message with the next `v`, in the form the viewer may see
-  (their own hole cards only). A gap in `v` means a message was lost (the table's
+  (their own hole cards only); what one command produced goes in one frame (a JSON array
+  when there are several: a frame costs the server far more than its bytes). A gap in
+  `v` means a message was lost (the table's
   feed delivers at most once, tables/feed.py): the client sends `{"cmd": "snapshot"}`
   and starts again from it.
 * Commands (`tables/commands.py`, one dataclass each, which also parses and checks
@@ -345,9 +347,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def _send_in_order(self) -> None:
         if self.version is None:
             return  # the snapshot is on its way; it decides where the stream starts
+        ready = []
         while self.version + 1 in self.early:
             self.version += 1
-            await self.send(text_data=self.early.pop(self.version))
+            ready.append(self.early.pop(self.version))
+        await self._send_messages(ready)
         # The wait is for one missing version, from when it became the one missing:
         # when it arrives and a later one is missing instead, the clock starts again.
         missing = self.version + 1 if self.early else None
@@ -360,6 +364,15 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                     REORDER_WAIT,
                     lambda: asyncio.ensure_future(self._give_up_waiting(missing)),
                 )
+
+    async def _send_messages(self, texts: list[str]) -> None:
+        """Send stream messages (JSON texts, in order) in one frame: a command's messages
+        (a deal's dozen included) cost each socket one frame, not one each. One message
+        goes as itself, several as a JSON array of them (docs/protocol.md)."""
+        if len(texts) == 1:
+            await self.send(text_data=texts[0])
+        elif texts:
+            await self.send(text_data="[" + ",".join(texts) + "]")
 
     def _stop_waiting(self) -> None:
         timer = getattr(self, "reorder_timer", None)
@@ -375,8 +388,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.reorder_timer = None
         self.waiting_for = None
         try:
-            for version in sorted(self.early):
-                self.version = version
-                await self.send(text_data=self.early.pop(version))
+            versions = sorted(self.early)
+            ready = [self.early.pop(version) for version in versions]
+            if versions:
+                self.version = versions[-1]
+            await self._send_messages(ready)
         except Exception:  # a task of its own: nobody else would see it fail
             logger.exception("table %s: passing on held messages failed", self.table_id)

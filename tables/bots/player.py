@@ -204,6 +204,12 @@ class RoomWentAway(Exception):
     """The room closed the connection without an error (shutting down or restarting)."""
 
 
+def frame_messages(frame: Any) -> list[dict[str, Any]]:
+    """The messages of one frame the room sent: a command's stream messages come as a
+    JSON array in one frame, anything else as one object (docs/protocol.md)."""
+    return frame if isinstance(frame, list) else [frame]
+
+
 def room_went_away(exc: BaseException) -> bool:
     """Whether `exc` means the room is restarting (reconnect later), not failing."""
     if isinstance(exc, RoomWentAway | TimeoutError | OSError):
@@ -407,10 +413,11 @@ class Bot:
             self.ws = ws
             try:
                 async for raw in ws:
-                    message = json.loads(raw)
+                    frame = json.loads(raw)
                     if self.trace:
-                        self.trace(self.name, "recv", message)
-                    await self.on_frame(message)
+                        self.trace(self.name, "recv", frame)
+                    for message in frame_messages(frame):
+                        await self.on_message(message)
                     # Done or away: close once every command has its answer.
                     if self.drop_connection or ((self.done or self.away) and not self.pending):
                         break
@@ -482,7 +489,7 @@ class Bot:
 
     # -- receiving -------------------------------------------------------------------------
 
-    async def on_frame(self, message: dict[str, Any]) -> None:
+    async def on_message(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
         if kind == "snapshot":
             await self.on_snapshot(message)
@@ -594,7 +601,7 @@ class Bot:
             self.gap_timer.cancel()
             self.gap_timer = None
         for message in replay:
-            await self.on_frame(message)
+            await self.on_message(message)
         if hand is not None and hand["legal_actions"] and hand["actor"] == self.seat:
             # Back after the room went away, the turn may be about to time out (or have
             # timed out since the snapshot): a refusal as late is then no fault.

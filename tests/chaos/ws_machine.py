@@ -44,6 +44,7 @@ from cashier.exceptions import CashierError
 from cashier.models import Withdrawal, WithdrawalStatus
 from poker_room.asgi import application
 from tables import commands
+from tables.bots.player import frame_messages
 from tables.engine.actions import Action
 from tables.models import Hand, Seat
 from tables.services import play
@@ -196,7 +197,7 @@ class WebSocketMachine(RuleBasedStateMachine):
         connected, code = await ws.connect(timeout=ANSWER_WAIT)
         assert connected, f"the handshake was refused with {code}"
         sock = Socket(user=user, ws=ws)
-        snapshot = await self._next(sock)
+        (snapshot,) = await self._next(sock)
         assert snapshot["type"] == "snapshot", snapshot
         self.sockets.append(sock)
         return sock
@@ -206,7 +207,9 @@ class WebSocketMachine(RuleBasedStateMachine):
         await self._drain(sock)
         await sock.ws.disconnect()
 
-    async def _next(self, sock: Socket) -> dict[str, Any]:
+    async def _next(self, sock: Socket) -> list[dict[str, Any]]:
+        """The messages of the next frame: one, or a command's stream messages together
+        (an array of versioned messages only, each the next version)."""
         output = await sock.ws.receive_output(timeout=ANSWER_WAIT)
         if output["type"] == "websocket.close":
             code = output.get("code")
@@ -215,21 +218,28 @@ class WebSocketMachine(RuleBasedStateMachine):
                 + ("" if code in DOCUMENTED_CLOSES else " (not a documented close code)")
             )
         assert output["type"] == "websocket.send", output
-        message = json.loads(output["text"])
-        sock.messages.append(message)
-        if message.get("type") == "snapshot" and message.get("hand"):
-            sock.hand_id = message["hand"]["id"]
-        elif isinstance(message.get("hand"), int):
-            sock.hand_id = message["hand"]
-        return message
+        frame = json.loads(output["text"])
+        if isinstance(frame, list):
+            versions = [message.get("v") for message in frame]
+            assert len(frame) > 1 and all(type(v) is int for v in versions), frame
+            assert "snapshot" not in {message.get("type") for message in frame}, frame
+            assert versions == list(range(versions[0], versions[0] + len(frame))), versions
+        messages = frame_messages(frame)
+        for message in messages:
+            sock.messages.append(message)
+            if message.get("type") == "snapshot" and message.get("hand"):
+                sock.hand_id = message["hand"]["id"]
+            elif isinstance(message.get("hand"), int):
+                sock.hand_id = message["hand"]
+        return messages
 
     async def _drain(self, sock: Socket) -> None:
         """Take what has arrived; an answer with no frame waiting for it is a bug."""
         while not await sock.ws.receive_nothing(timeout=0.02, interval=0.005):
-            message = await self._next(sock)
-            assert message.get("type") not in ("ack", "error"), (
-                f"{sock.name} got an answer nobody asked for: {message}"
-            )
+            for message in await self._next(sock):
+                assert message.get("type") not in ("ack", "error"), (
+                    f"{sock.name} got an answer nobody asked for: {message}"
+                )
 
     async def _drain_all(self) -> None:
         """Drain every socket, all at once: each waits for its own quiet moment."""
@@ -240,14 +250,14 @@ class WebSocketMachine(RuleBasedStateMachine):
         await self._drain(sock)
         await sock.ws.send_to(text_data=text, bytes_data=data)
         while True:
-            message = await self._next(sock)
-            if message.get("type") in ("ack", "error"):
-                if message["type"] == "error":
-                    assert isinstance(message.get("code"), str) and message["code"], message
-                    STATS.note(f"error {message['code']}")
-                else:
-                    STATS.note("ack")
-                return message
+            for message in await self._next(sock):
+                if message.get("type") in ("ack", "error"):
+                    if message["type"] == "error":
+                        assert isinstance(message.get("code"), str) and message["code"], message
+                        STATS.note(f"error {message['code']}")
+                    else:
+                        STATS.note("ack")
+                    return message
 
     def command(self, sock: Socket, cmd: str, **fields: Any) -> dict[str, Any]:
         sock.seq += 1

@@ -30,7 +30,7 @@ from websockets.typing import Origin
 
 from cashier.audit import ledger_audit
 from poker_room.celery import app as celery_app
-from tables.bots.player import Bot, BotSpec, Role, TableRun
+from tables.bots.player import Bot, BotSpec, Role, TableRun, frame_messages
 from tables.bots.report import BotReport
 from tables.bots.setup import BOT_PASSWORD, BotTimers, bot_tables_open, bot_users_ensure
 from tables.bots.strategy import PROFILES
@@ -108,7 +108,7 @@ async def spectate(http_base: str, table_id: int, frames: list[dict[str, Any]]) 
     ws_url = f"{http_base.replace('http', 'ws', 1)}/ws/tables/{table_id}/"
     async with websockets.connect(ws_url, origin=Origin(http_base)) as ws:
         async for raw in ws:
-            frames.append(json.loads(raw))
+            frames.extend(frame_messages(json.loads(raw)))
 
 
 def stream_of(viewer: str, frames: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
@@ -158,7 +158,7 @@ async def test_players_on_two_web_processes_see_one_stream(two_of_each):
 
     def trace(bot: str, direction: str, frame: dict[str, Any]) -> None:
         if direction == "recv":
-            received[bot].append(frame)
+            received[bot].extend(frame_messages(frame))
 
     bots = []
     for position, name in enumerate(names):

@@ -9,6 +9,7 @@ from django.contrib.sessions.models import Session
 from django.test import Client
 
 from poker_room.asgi import application
+from tables.bots.player import frame_messages
 from tests.kit import TableFactory, funded_player
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,9 +32,9 @@ async def _socket(table_id: int, session_key: str | None) -> tuple[WebsocketComm
 async def _sit(ws: WebsocketCommunicator) -> dict:
     await ws.send_json_to({"cmd": "sit", "seq": 1, "seat": 1, "buy_in": 10_000})
     while True:
-        message = await ws.receive_json_from(timeout=5)
-        if message.get("seq") == 1:
-            return message
+        for message in frame_messages(await ws.receive_json_from(timeout=5)):
+            if message.get("seq") == 1:
+                return message
 
 
 async def _logged_in(user) -> str:

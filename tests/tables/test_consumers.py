@@ -15,6 +15,7 @@ from django.test import Client
 
 from poker_room.asgi import application
 from poker_room.routing import websocket_urlpatterns
+from tables.bots.player import frame_messages
 from tables.models import Hand, HandStatus
 from tests.kit import StakeLevelFactory, TableFactory, funded_player
 
@@ -34,6 +35,7 @@ class Client_:
         self.name = name
         self.seq = 0
         self.messages: list[dict] = []
+        self.unread: list[dict] = []  # of the last frame (a command's messages come in one)
         self.version = 0
 
     async def connect(self) -> dict:
@@ -57,7 +59,9 @@ class Client_:
                 return message
 
     async def next(self, timeout: float = 10) -> dict:
-        message = await self.ws.receive_json_from(timeout=timeout)
+        if not self.unread:
+            self.unread = frame_messages(await self.ws.receive_json_from(timeout=timeout))
+        message = self.unread.pop(0)
         if "v" in message and message.get("type") != "snapshot":
             assert message["v"] == self.version + 1, f"{self.name}: gap before {message}"
             self.version = message["v"]
@@ -67,7 +71,7 @@ class Client_:
     async def drain(self, wait: float = 0.05) -> None:
         """Take every message already sent (asgiref cancels an app on a receive timeout,
         so look with receive_nothing first)."""
-        while not await self.ws.receive_nothing(timeout=wait):
+        while self.unread or not await self.ws.receive_nothing(timeout=wait):
             await self.next()
 
     async def until(self, predicate, timeout: float = 20) -> dict:

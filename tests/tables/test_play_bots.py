@@ -21,6 +21,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from cashier.models import AccountKind, LedgerAccount
+from tables.bots.player import frame_messages
 from tables.bots.runner import role_for, run_bots
 from tables.bots.setup import table_variant
 from tables.bots.stakes import DEMO_STAKES
@@ -194,7 +195,18 @@ def test_play_bots_command_plays_and_a_second_run_reuses_bots_and_tables(
     # The first run's frames, as one player saw them: the protocol as documented.
     frames = [json.loads(line) for line in trace.read_text().splitlines()]
     sent = [f["frame"] for f in frames if f["bot"] == "cmdbot001" and f["dir"] == "send"]
-    received = [f["frame"] for f in frames if f["bot"] == "cmdbot001" and f["dir"] == "recv"]
+    received = [
+        message
+        for f in frames
+        if f["bot"] == "cmdbot001" and f["dir"] == "recv"
+        for message in frame_messages(f["frame"])
+    ]
+    # A command's stream messages come together, one frame each (the deals, at least).
+    assert any(
+        isinstance(f["frame"], list) and len(f["frame"]) > 1
+        for f in frames
+        if f["bot"] == "cmdbot001" and f["dir"] == "recv"
+    )
     assert received[0]["type"] == "snapshot"
     # Nothing lost (the order may differ: see docs/protocol.md, "Ordering").
     versions = sorted({m["v"] for m in received[1:] if "v" in m and m["type"] != "snapshot"})

@@ -15,7 +15,7 @@ from tables import events
 from tables.events import TableMessage
 from tables.exceptions import StaleCommand
 from tables.services import play
-from tests.kit import TableFactory, current, deal
+from tests.kit import TableFactory, current, deal, funded_player, sit
 from tests.tables.test_services import heads_up, play_passively, users_at
 
 
@@ -46,9 +46,30 @@ async def test_messages_published_out_of_order_arrive_in_order():
     communicator, v = await spectator(table.id)
     for version in (v + 3, v + 1, v + 2, v):  # v itself is in the snapshot already
         await publish(table.id, version)
-    received = [(await communicator.receive_json_from())["v"] for _ in range(3)]
-    assert received == [v + 1, v + 2, v + 3]
+    # v + 1 goes out alone; v + 2 frees v + 3, and the two go in one frame, in order.
+    assert (await communicator.receive_json_from())["v"] == v + 1
+    assert [m["v"] for m in await communicator.receive_json_from()] == [v + 2, v + 3]
     assert await communicator.receive_nothing(timeout=0.7)
+    await communicator.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_commands_messages_reach_each_socket_in_one_frame():
+    """The deal's dozen messages (the hand, the blinds, each player's cards, the turn) are
+    one frame to a watching socket, as a JSON array in version order, not one each."""
+    table = await database_sync_to_async(TableFactory)()
+    alice, bob = await database_sync_to_async(lambda: (funded_player(), funded_player()))()
+    await database_sync_to_async(sit)(table, alice, 1)
+    await database_sync_to_async(sit)(table, bob, 2)
+    communicator, v = await spectator(table.id)
+    await database_sync_to_async(deal)(table)
+    frame = await communicator.receive_json_from(timeout=5)
+    assert isinstance(frame, list) and len(frame) > 3, frame
+    assert [m["v"] for m in frame] == list(range(v + 1, v + 1 + len(frame)))
+    types = [m["type"] for m in frame]
+    assert types[0] == "hand_started" and types[-1] == "turn", types
+    assert "posted" in types and types.count("hole_cards") == 2, types
+    assert await communicator.receive_nothing(timeout=0.2)
     await communicator.disconnect()
 
 

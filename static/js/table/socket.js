@@ -3,7 +3,8 @@
  * resynchronise, reconnect.
  *
  * Protocol (tables/consumers.py): on connect the server sends a `snapshot` carrying the
- * stream version `v`; every later event carries the next `v`. An event with a `v` we
+ * stream version `v`; every later event carries the next `v` (a command's events come in
+ * one frame, as a JSON array in order; one event alone as itself). An event with a `v` we
  * already have is dropped; a jump in `v` means a message was lost (the channel layer
  * delivers at most once), so we ask `{"cmd": "snapshot"}` and ignore events until it
  * arrives. Commands carry an increasing `seq` per connection and are answered with
@@ -72,12 +73,18 @@ export class TableSocket {
   }
 
   receive(text) {
-    let msg;
+    let frame;
     try {
-      msg = JSON.parse(text);
+      frame = JSON.parse(text);
     } catch {
       return;
     }
+    // A command's stream messages come in one frame, as an array, in order.
+    for (const msg of Array.isArray(frame) ? frame : [frame]) this.handle(msg);
+  }
+
+  handle(msg) {
+    if (msg === null || typeof msg !== "object") return;
     if (msg.type === "ack" || msg.type === "error") {
       const resolve = this.pending.get(msg.seq);
       if (resolve) {
