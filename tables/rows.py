@@ -10,14 +10,15 @@ alone a tenth (py-spy), more than PostgreSQL spent running the statements.
 Here the SQL of each statement is made once per model and field list, from the models'
 own metadata, and cached. Rows become model instances through `Model.from_db` after the
 fields' own database converters, as the ORM's reads do; writes prepare each value with
-its field (`pre_save`, `get_db_prep_save`), as `Model.save` does. The instances are
+its field (`pre_save`, `get_db_prep_save`), as `Model.save` does, and a command's writes
+go in one query (`Writes`). The instances are
 ordinary ones: the rest of the code saves them, follows their relations and compares
 them as before. Only these few hot statements live here; everything else uses the ORM.
 """
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import DatabaseError, connection, models
 
@@ -69,9 +70,22 @@ def _quote(name: str) -> str:
     return connection.ops.quote_name(name)
 
 
-def table_locked(table_id: Any) -> Table | None:
+class Locked(NamedTuple):
+    """A table under its command's lock, with what (nearly) every command reads of it."""
+
+    table: Table
+    seats: list[Seat]
+    hand: Hand | None
+
+
+def table_locked(table_id: Any) -> Locked | None:
     """The table row, locked against other commands (FOR NO KEY UPDATE), with its stake
-    level; None when there is no such table. The caller must be inside a transaction."""
+    level, its seats with their players and its hand in progress; None when there is no
+    such table. The caller must be inside a transaction.
+
+    One query of three statements, run in order: the seats and the hand are read once
+    the lock is held (each statement sees what was committed before it started), as
+    three queries would, for one round trip instead of three."""
     try:
         pk = Table._meta.pk.get_prep_value(table_id)
     except (ValueError, TypeError):
@@ -79,14 +93,27 @@ def table_locked(table_id: Any) -> Table | None:
     if not isinstance(pk, int) or not _ID_MIN <= pk <= _ID_MAX:
         return None
     with connection.cursor() as cursor:
-        cursor.execute(_table_locked_sql(), [pk])
+        cursor.execute(_locked_sql(), [pk, pk, pk, HandStatus.IN_PROGRESS.value])
         row = cursor.fetchone()
+        cursor.nextset()
+        seat_rows = cursor.fetchall()
+        cursor.nextset()
+        hand_row = cursor.fetchone()
     if row is None:
         return None
     tables, stakes = _columns(Table), _columns(Table.stake_level.field.related_model)
     table = tables.instance(row)
     Table.stake_level.field.set_cached_value(table, stakes.instance(row, len(tables.attnames)))
-    return table  # type: ignore[return-value]
+    return Locked(
+        table=table,
+        seats=_seats_of(seat_rows, table),
+        hand=None if hand_row is None else _hand_of(hand_row, table),
+    )
+
+
+@functools.cache
+def _locked_sql() -> str:
+    return ";\n".join([_table_locked_sql(), _seats_sql(), _hand_sql()])
 
 
 @functools.cache
@@ -112,7 +139,10 @@ def seats_with_players(table: Table) -> list[Seat]:
     """The table's seats by number, each with its player loaded."""
     with connection.cursor() as cursor:
         cursor.execute(_seats_sql(), [table.pk])
-        rows = cursor.fetchall()
+        return _seats_of(cursor.fetchall(), table)
+
+
+def _seats_of(rows: Sequence[Sequence[Any]], table: Table) -> list[Seat]:
     seats, users = _columns(Seat), _columns(Seat.player.field.related_model)
     result = []
     for row in rows:
@@ -136,8 +166,10 @@ def hand_in_progress(table: Table) -> Hand | None:
     with connection.cursor() as cursor:
         cursor.execute(_hand_sql(), [table.pk, HandStatus.IN_PROGRESS.value])
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else _hand_of(row, table)
+
+
+def _hand_of(row: Sequence[Any], table: Table) -> Hand:
     hand = _columns(Hand).instance(row)
     Hand.table.field.set_cached_value(hand, table)
     return hand  # type: ignore[return-value]
@@ -171,17 +203,65 @@ def _hand_players_sql() -> str:
     )
 
 
-def update(instance: models.Model, fields: Sequence[str]) -> None:
-    """`instance.save(update_fields=fields)` in one statement of its own (no signals:
-    these models have no receivers)."""
-    model = type(instance)
-    sql, concrete = _update_sql(model, tuple(fields))
-    values = [f.get_db_prep_save(f.pre_save(instance, False), connection) for f in concrete]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*values, instance.pk])
-        if cursor.rowcount != 1:
-            # What Model.save says when update_fields matched no row.
-            raise DatabaseError("Save with update_fields did not affect any rows.")
+class Writes:
+    """A command's writes, sent to PostgreSQL together in one `execute` when it ends.
+
+    Each statement on its own paid the whole client path (Django's cursor wrapper,
+    psycopg's cursor, a round trip) for a few microseconds of PostgreSQL's time: an
+    action's hand, events and table row were three of an `act`'s eight. Client-side
+    binding (Django's default with psycopg 3) sends several statements in one query;
+    each one's row count is read from its own result. The statements run in the
+    caller's transaction, in order: one that fails raises, and the transaction (with
+    the statements before it) rolls back.
+    """
+
+    def __init__(self) -> None:
+        self._statements: list[str] = []
+        self._params: list[Any] = []
+        # The statements that must change exactly one row (updates), by position.
+        self._one_row: list[bool] = []
+        self._inserted: list[models.Model] = []
+
+    def update(self, instance: models.Model, fields: Sequence[str]) -> None:
+        """`instance.save(update_fields=fields)`, without signals (these models have no
+        receivers): the values are read now, the row written at `send`."""
+        sql, concrete = _update_sql(type(instance), tuple(fields))
+        values = [f.get_db_prep_save(f.pre_save(instance, False), connection) for f in concrete]
+        self._add(sql, [*values, instance.pk], one_row=True)
+
+    def hand_events_insert(self, events: Sequence[HandEvent]) -> None:
+        """`HandEvent.objects.bulk_create(events)` as one statement (ids not read back)."""
+        if not events:
+            return
+        fields = [f for f in HandEvent._meta.concrete_fields if not f.primary_key]
+        values = [
+            f.get_db_prep_save(f.pre_save(event, True), connection)
+            for event in events
+            for f in fields
+        ]
+        self._add(_insert_sql(HandEvent, len(events)), values, one_row=False)
+        self._inserted.extend(events)
+
+    def _add(self, sql: str, params: list[Any], *, one_row: bool) -> None:
+        self._statements.append(sql)
+        self._params.extend(params)
+        self._one_row.append(one_row)
+
+    def send(self) -> None:
+        """Run the statements, in order, in one query (once: a `Writes` is one command's)."""
+        if not self._statements:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(";\n".join(self._statements), self._params)
+            for position, one_row in enumerate(self._one_row):
+                if position:
+                    cursor.nextset()
+                if one_row and cursor.rowcount != 1:
+                    # What Model.save says when update_fields matched no row.
+                    raise DatabaseError("Save with update_fields did not affect any rows.")
+        for instance in self._inserted:
+            instance._state.adding = False
+            instance._state.db = connection.alias
 
 
 @functools.cache
@@ -192,19 +272,6 @@ def _update_sql(
     assignments = ", ".join(f"{_quote(f.column)} = %s" for f in concrete)
     table, pk = _quote(model._meta.db_table), _quote(model._meta.pk.column)
     return f"UPDATE {table} SET {assignments} WHERE {pk} = %s", concrete  # noqa: S608
-
-
-def hand_events_insert(events: Sequence[HandEvent]) -> None:
-    """`HandEvent.objects.bulk_create(events)` in one statement (their ids not read back)."""
-    fields = [f for f in HandEvent._meta.concrete_fields if not f.primary_key]
-    values = [
-        f.get_db_prep_save(f.pre_save(event, True), connection) for event in events for f in fields
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(_insert_sql(HandEvent, len(events)), values)
-    for event in events:
-        event._state.adding = False
-        event._state.db = connection.alias
 
 
 @functools.lru_cache(maxsize=64)  # one per number of rows: a command logs a few events

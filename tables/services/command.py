@@ -4,14 +4,15 @@
 `f(table_id=..., **fields)`. Each call:
 
 1. opens one durable transaction and locks the table row (the one writer per table);
-2. hands the body a `TableCommand`: the locked table, and its seats, the hand in progress
-   and that hand's engine state, each loaded at most once and only when asked for;
+2. hands the body a `TableCommand`: the locked table, its seats and the hand in progress
+   (read with the lock, in one query), and that hand's engine state, parsed once and only
+   when asked for;
 3. lets the body check (raise a `TableError` and nothing happened) and then apply: engine
    actions (`apply`), saves (`save_seat`, `save_table`, `save_hand`), messages (`emit`) and
    notes for one player (`note`);
-4. writes it all at the end: the hand and its state once, the changed seats, the hand's
-   event log, the table row with its new stream version; and after the commit publishes
-   the command's messages, numbered, in one channel-layer message.
+4. writes it all at the end, in one query: the hand and its state once, the changed
+   seats, the hand's event log, the table row with its new stream version; and after the
+   commit publishes the command's messages, numbered, in one message of the table's feed.
 
 Adding a command is one short function: check, then apply and emit.
 
@@ -66,7 +67,7 @@ from tables.messages import (
     TableStatusChanged,
 )
 from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
-from tables.selectors import hand_in_progress, hand_players_by_seat, table_seats
+from tables.selectors import hand_players_by_seat
 
 logger = logging.getLogger(__name__)
 
@@ -99,22 +100,22 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def table_lock(*, table_id: int) -> Table:
-    """Lock and return the table row; the caller must be inside a transaction."""
-    table = rows.table_locked(table_id)
-    if table is None:
+def table_lock(*, table_id: int) -> rows.Locked:
+    """Lock the table row and read its seats and hand in progress; the caller must be
+    inside a transaction."""
+    locked = rows.table_locked(table_id)
+    if locked is None:
         raise TableNotFound(f"There is no table {table_id}.")
-    return table
+    return locked
 
 
 class TableCommand:
     """What one command works on and what it changed, under the table's lock."""
 
-    def __init__(self, table: Table) -> None:
-        self.table = table
-        self._seats: list[Seat] | None = None
-        self._hand_loaded = False
-        self._hand: Hand | None = None
+    def __init__(self, locked: rows.Locked) -> None:
+        self.table = locked.table
+        self._seats = locked.seats
+        self._hand = locked.hand
         self._state: HandState | None = None
         self._dealt: dict[int, int] | None = None
         self._hand_changed = False
@@ -126,13 +127,11 @@ class TableCommand:
         # Whether what this command publishes shows the table working (see above).
         self.moves_on = True
 
-    # What the command reads, each loaded once.
+    # What the command reads: read with the lock; the hand's state parsed once, if asked.
 
     @property
     def seats(self) -> list[Seat]:
         """The table's seats by number, with their players."""
-        if self._seats is None:
-            self._seats = table_seats(table=self.table)
         return self._seats
 
     def seat_of(self, user: User) -> Seat | None:
@@ -144,9 +143,6 @@ class TableCommand:
     @property
     def hand(self) -> Hand | None:
         """The hand in progress (None once this command has finished it)."""
-        if not self._hand_loaded:
-            self._hand = hand_in_progress(table=self.table)
-            self._hand_loaded = True
         hand = self._hand
         return hand if hand is not None and hand.status == HandStatus.IN_PROGRESS else None
 
@@ -172,7 +168,7 @@ class TableCommand:
     def dealt(self) -> dict[int, int]:
         """Seat -> the user id dealt in there, for the hand (by id, never by name)."""
         if self._dealt is None:
-            hand = self._hand if self._hand_loaded else self.hand
+            hand = self._hand
             if hand is None:
                 self._dealt = {}
             elif self._state is not None and None not in (ids := self._state.player_ids):
@@ -210,7 +206,7 @@ class TableCommand:
 
     def hand_begin(self, *, hand: Hand, state: HandState, dealt: dict[int, int]) -> None:
         """The hand this command just dealt becomes the one it works on."""
-        self._hand, self._hand_loaded, self._state, self._dealt = hand, True, state, dealt
+        self._hand, self._state, self._dealt = hand, state, dealt
 
     def save_hand(self) -> None:
         """Save the hand (its state included) at the end of the command."""
@@ -255,15 +251,15 @@ class TableCommand:
 
     def finish(self) -> None:
         """Write what the command changed; its messages go out after the commit."""
+        writes = rows.Writes()
         hand = self._hand
         if self._hand_changed and hand is not None:
             if self._state_changed and self._state is not None:
                 hand.state = self._state.to_dict()
-            rows.update(hand, HAND_FIELDS_CHANGING)
+            writes.update(hand, HAND_FIELDS_CHANGING)
         for seat, fields in self._seat_fields.values():
-            rows.update(seat, sorted(fields))
-        if self._log:
-            rows.hand_events_insert(self._log)
+            writes.update(seat, sorted(fields))
+        writes.hand_events_insert(self._log)
         if self._messages:
             first = self.table.event_seq + 1
             messages = [
@@ -278,7 +274,8 @@ class TableCommand:
                 self.save_table("failure_count")
             publish_on_commit(table_id=self.table.id, messages=messages)
         if self._table_fields:
-            rows.update(self.table, sorted(self._table_fields))
+            writes.update(self.table, sorted(self._table_fields))
+        writes.send()
 
 
 def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P, R]:

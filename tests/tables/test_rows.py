@@ -6,6 +6,7 @@ import threading
 import pytest
 from django.db import DatabaseError, OperationalError, connection, connections, transaction
 from django.forms.models import model_to_dict
+from django.test.utils import CaptureQueriesContext
 
 from tables import rows
 from tables.engine.state import HandState
@@ -31,11 +32,30 @@ def dealt():
 def test_the_locked_table_and_its_stake_level_are_the_orms(dealt):
     table, _, _ = dealt
     with transaction.atomic():
-        locked = rows.table_locked(table.pk)
+        locked = rows.table_locked(table.pk).table
     orm = Table.objects.select_related("stake_level").get(pk=table.pk)
     assert fields_of(locked) == fields_of(orm)
     assert fields_of(locked.stake_level) == fields_of(orm.stake_level)
     assert not locked._state.adding and locked._state.db == "default"
+
+
+def test_the_lock_reads_the_seats_and_the_hand_as_their_own_statements_do_in_one_query(dealt):
+    table, _, hand = dealt
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        locked = rows.table_locked(table.pk)
+    assert len(queries) == 1
+    assert [fields_of(s) for s in locked.seats] == [
+        fields_of(s) for s in rows.seats_with_players(table)
+    ]
+    assert [fields_of(s.player) for s in locked.seats] == [
+        fields_of(s.player) for s in rows.seats_with_players(table)
+    ]
+    assert all(s.table is locked.table for s in locked.seats)
+    assert fields_of(locked.hand) == fields_of(rows.hand_in_progress(table)) != {}
+    assert locked.hand.pk == hand.pk and locked.hand.table is locked.table
+    empty = TableFactory()
+    with transaction.atomic():
+        assert rows.table_locked(empty.pk)[1:] == ([], None)
 
 
 @pytest.mark.parametrize("table_id", ["x", None, 2**63, -(2**64), 10**30, 3.5j, [1]])
@@ -48,7 +68,7 @@ def test_an_id_that_names_no_table_finds_none_and_leaves_the_transaction_usable(
 def test_a_table_id_as_a_string_of_digits_finds_the_table_as_the_orm_did(dealt):
     table, _, _ = dealt
     with transaction.atomic():
-        assert rows.table_locked(str(table.pk)).pk == table.pk
+        assert rows.table_locked(str(table.pk)).table.pk == table.pk
         assert rows.table_locked(table.pk + 10_000) is None
 
 
@@ -109,14 +129,18 @@ def test_an_update_writes_the_fields_named_and_no_other(dealt):
     stale = Hand.objects.get(pk=hand.pk)
     hand.turn_version += 7
     hand.rake = 12_345  # changed, not named: stays as stored
-    rows.update(hand, ["turn_version"])
+    writes = rows.Writes()
+    writes.update(hand, ["turn_version"])
+    writes.send()
     stored = Hand.objects.get(pk=hand.pk)
     assert stored.turn_version == stale.turn_version + 7
     assert stored.rake == stale.rake
     # JSON goes through its field, as Model.save sends it.
     seat = rows.seats_with_players(table)[0]
     seat.advance = {"action": "check_fold", "nested": [1, "two"]}
-    rows.update(seat, ["advance"])
+    writes = rows.Writes()
+    writes.update(seat, ["advance"])
+    writes.send()
     assert Seat.objects.get(pk=seat.pk).advance == {"action": "check_fold", "nested": [1, "two"]}
 
 
@@ -124,8 +148,10 @@ def test_an_update_of_a_row_that_is_gone_fails_as_model_save_does(dealt):
     _, _, hand = dealt
     ghost = Hand.objects.get(pk=hand.pk)
     ghost.pk = hand.pk + 10**9  # no such row
+    writes = rows.Writes()
+    writes.update(ghost, ["rake"])
     with pytest.raises(DatabaseError, match="did not affect any rows"):
-        rows.update(ghost, ["rake"])
+        writes.send()
 
 
 def test_events_are_inserted_as_bulk_create_would(dealt):
@@ -135,7 +161,9 @@ def test_events_are_inserted_as_bulk_create_would(dealt):
         HandEvent(hand=hand, seq=1000 + k, type="probe", data={"k": k, "nested": [k]})
         for k in range(3)
     ]
-    rows.hand_events_insert(events)
+    writes = rows.Writes()
+    writes.hand_events_insert(events)
+    writes.send()
     stored = list(HandEvent.objects.filter(hand=hand, type="probe").order_by("seq"))
     assert HandEvent.objects.filter(hand=hand).count() == before + 3
     assert [(e.seq, e.data) for e in stored] == [
@@ -148,3 +176,33 @@ def test_events_are_inserted_as_bulk_create_would(dealt):
         "type": "probe",
         "data": {"k": 0, "nested": [0]},
     }
+
+
+def test_a_commands_writes_go_in_one_query_and_one_that_fails_undoes_them_all(dealt):
+    """Hand, events and table in one round trip, in order; a row gone in the middle fails
+    the whole (the command's transaction rolls back what ran before it)."""
+    table, _, hand = dealt
+    hand.rake = 777
+    table.event_seq += 3
+    writes = rows.Writes()
+    writes.update(hand, ["rake"])
+    writes.hand_events_insert([HandEvent(hand=hand, seq=2000, type="probe", data={})])
+    writes.update(table, ["event_seq"])
+    with CaptureQueriesContext(connection) as queries:
+        writes.send()
+    assert len(queries) == 1
+    assert Hand.objects.get(pk=hand.pk).rake == 777
+    assert HandEvent.objects.filter(hand=hand, seq=2000).exists()
+    assert Table.objects.get(pk=table.pk).event_seq == table.event_seq
+
+    ghost = Hand.objects.get(pk=hand.pk)
+    ghost.pk += 10**9
+    hand.rake, table.event_seq = 1, table.event_seq + 1
+    writes = rows.Writes()
+    writes.update(hand, ["rake"])
+    writes.update(ghost, ["rake"])
+    writes.update(table, ["event_seq"])
+    with pytest.raises(DatabaseError, match="did not affect any rows"), transaction.atomic():
+        writes.send()
+    assert Hand.objects.get(pk=hand.pk).rake == 777
+    assert Table.objects.get(pk=table.pk).event_seq == table.event_seq - 1
