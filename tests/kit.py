@@ -22,6 +22,7 @@ from datetime import timedelta
 from unittest import mock
 
 import factory
+from django.db import transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -252,3 +253,15 @@ def stacked_deck_forced(
     deck = stacked_deck(holes, board, button=button, seats=seats)
     with mock.patch("tables.services.hands.shuffled_deck", return_value=list(deck)):
         yield
+
+
+@contextlib.contextmanager
+def rolled_back() -> Iterator[None]:
+    """A transaction rolled back at the end, as a `db` test's is: the services' durable
+    blocks open inside it as inside a TestCase's. For set-up shared by several tests
+    (a session or module fixture) that must leave nothing behind."""
+    atomic = transaction.atomic()
+    atomic._from_testcase = True  # what lets a durable block open inside it
+    with atomic:
+        yield
+        transaction.set_rollback(True)

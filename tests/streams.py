@@ -27,7 +27,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
@@ -41,7 +40,7 @@ from tables.models import Hand, HandEvent, HandStatus, Table, TableStatus
 from tables.selectors import table_snapshot
 from tables.services import admin, advance, blind_options, chat, play, seating, top_up
 from tables.services.hands import hand_start_due
-from tests.kit import StakeLevelFactory, TableFactory, UserFactory
+from tests.kit import StakeLevelFactory, TableFactory, UserFactory, rolled_back
 
 _keys = itertools.count(1)
 HOUR_MS = 3_600_000
@@ -372,14 +371,11 @@ def recording_rolled_back() -> Recording:
     """Record the scenarios in a transaction that is rolled back after, as a `db` test's
     is (the services' durable blocks run inside it as inside a TestCase's), once the
     ledger audit has passed on what they did."""
-    atomic = transaction.atomic()
-    atomic._from_testcase = True  # what lets a durable block open inside it
-    with pytest.MonkeyPatch.context() as monkeypatch, atomic:
+    with pytest.MonkeyPatch.context() as monkeypatch, rolled_back():
         steps = record_scenarios(monkeypatch)
         shown: dict[int, set[int]] = {}
         for hand_id, data in HandEvent.objects.filter(type="shown").values_list("hand_id", "data"):
             shown.setdefault(hand_id, set()).add(data["seat"])
         report = ledger_audit()
         assert report.ok, [str(d) for d in report.discrepancies]
-        transaction.set_rollback(True)
     return Recording(steps=steps, shown=shown)

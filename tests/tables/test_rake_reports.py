@@ -4,19 +4,16 @@ house account; read by auditors through the API and in the admin (read-only)."""
 
 import datetime
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 from django.conf import settings
-from django.db import transaction
 from rest_framework.test import APIClient
 
 from cashier.models import AccountKind, LedgerAccount
 from tables.models import Hand, HandPlayer, RakeContribution, RakeReport
 from tables.rake import rake_report_build
 from tables.tasks import rake_report_daily_task
-from tests.kit import api_for, play_hand, play_passively, stake_for, table_with_players
+from tests.kit import api_for, play_hand, play_passively, rolled_back, stake_for, table_with_players
 
 pytestmark = pytest.mark.django_db
 
@@ -33,15 +30,6 @@ def played(django_db_setup, django_db_blocker):
     one test builds or renames is gone for the next."""
     with django_db_blocker.unblock(), rolled_back():
         yield _play()
-
-
-@contextmanager
-def rolled_back() -> Iterator[None]:
-    atomic = transaction.atomic()
-    atomic._from_testcase = True  # the services' durable blocks open inside it, as in a test's
-    with atomic:
-        yield
-        transaction.set_rollback(True)
 
 
 def _play():
