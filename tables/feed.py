@@ -132,6 +132,13 @@ class TableFeed:
         self._redis: redis.asyncio.Redis | None = None
         self._pubsub: Any = None
         self._reader: asyncio.Task | None = None
+        # Held while (un)subscribing or replacing the pub/sub: redis-py's pub/sub takes
+        # its connection on its first command, and commands sent at once before it has
+        # one each take a connection of their own, of which the reader reads only the
+        # last. The tables subscribed on the others were confirmed, or not, and went
+        # silent for good (issue #15's 50-table run: a table whose viewers on one process
+        # heard nothing from the start).
+        self._subscribing = asyncio.Lock()
 
     async def join(self, table_id: int, inbox: Inbox) -> None:
         """Deliver the table's messages to `inbox` from now on (raises when Redis is down
@@ -143,7 +150,8 @@ class TableFeed:
         try:
             if first:
                 self._confirmed[channel] = asyncio.Event()
-                await self._connected().subscribe(channel)
+                async with self._subscribing:
+                    await self._connected().subscribe(channel)
             if self._reader is None or self._reader.done():
                 self._reader = asyncio.get_running_loop().create_task(self._read_forever())
             # Once Redis has confirmed, nothing published to the table is missed: the
@@ -158,7 +166,8 @@ class TableFeed:
         if self._drop(channel, inbox) and self._pubsub is not None:
             # Redis down: the reader subscribes again only to the tables still watched.
             with contextlib.suppress(*REDIS_DOWN_ERRORS):
-                await self._pubsub.unsubscribe(channel)
+                async with self._subscribing:
+                    await self._pubsub.unsubscribe(channel)
 
     def _drop(self, channel: str, inbox: Inbox) -> bool:
         """Forget the inbox; True when it was the table's last one here."""
@@ -224,12 +233,13 @@ class TableFeed:
     async def _resubscribe(self) -> None:
         """A new connection, subscribed to every table still watched here; its viewers
         resync (messages may have been lost meanwhile)."""
-        old, new = self._pubsub, self._new_pubsub()
-        if self._inboxes:
-            await new.subscribe(*self._inboxes)
-        else:
-            await new.ping()  # connect (a pub/sub without a connection cannot be read)
-        self._pubsub = new
+        async with self._subscribing:
+            old, new = self._pubsub, self._new_pubsub()
+            if self._inboxes:
+                await new.subscribe(*self._inboxes)
+            else:
+                await new.ping()  # connect (a pub/sub without a connection cannot be read)
+            self._pubsub = new
         if old is not None:
             with contextlib.suppress(Exception):
                 await old.aclose()

@@ -141,3 +141,24 @@ async def test_a_consumer_gone_without_leaving_takes_its_inbox_with_it():
         assert await versions_in(kept, 1) == [4]
     finally:
         await table_feed.leave(TABLE_ID, kept)
+
+
+async def test_viewers_of_many_tables_arriving_at_once_on_a_new_feed_each_hear_their_table():
+    """A process's first viewers come at once (the room's start, a restart): redis-py's
+    pub/sub took a connection per subscription sent before it had one, and the reader
+    read only one of them: the other tables' joins timed out or, confirmed, stayed
+    silent (issue #15's 50-table run)."""
+    table_feed = feed.TableFeed()  # new: the shared one has long been connected
+    tables = range(TABLE_ID + 100, TABLE_ID + 130)
+    inboxes = {table: feed.new_inbox() for table in tables}
+    try:
+        await asyncio.gather(*(table_feed.join(t, inbox) for t, inbox in inboxes.items()))
+        for table in tables:
+            await published(table, table_id=table)
+        for table, inbox in inboxes.items():
+            assert await versions_in(inbox, 1) == [table]
+    finally:
+        for table, inbox in inboxes.items():
+            await table_feed.leave(table, inbox)
+        table_feed._reader.cancel()
+        await table_feed._pubsub.aclose()
