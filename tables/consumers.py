@@ -49,6 +49,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
@@ -114,11 +115,22 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.channel_name = await self.channel_layer.new_channel()
         self.channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
-        self.base_send = send
+        self.server_send = send
         with contextlib.suppress(StopConsumer):
             await await_many_dispatch(
                 [receive, self.channel_receive, self.inbox.get], self.dispatch
             )
+
+    async def base_send(self, message: dict[str, Any]) -> None:
+        """Send to the socket; a socket closed meanwhile takes nothing more.
+
+        Daphne raises for a message to a connection the client has just closed (autobahn's
+        `Disconnected`) rather than dropping it: the table's stream can be on its way to
+        any socket at any moment. Raised, it ended the consumer before its disconnect,
+        which then never ran: the player's drop went unrecorded and daphne logged a
+        traceback. The disconnect follows in the receive queue and is handled there."""
+        with contextlib.suppress(Disconnected):
+            await self.server_send(message)
 
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import pytest
 import redis.exceptions
+from autobahn.exception import Disconnected
 from channels.db import database_sync_to_async as db
 from channels.layers import get_channel_layer
 from channels.routing import URLRouter
@@ -485,3 +486,35 @@ def test_back_after_the_deadline_earns_no_bonus_and_the_timeout_rule_applies(tab
     assert not after.turn_bonus_used
     assert after.turn_deadline < timezone.now()
     assert play.turn_timeout(table_id=table.id, hand_id=hand.pk, turn=after.turn_version)
+
+
+async def test_a_message_to_a_socket_closed_meanwhile_is_dropped_and_the_drop_recorded(table):
+    """Daphne raises for a send to a connection the client has just closed (autobahn's
+    `Disconnected`, before its disconnect reaches the consumer): the stream may be on its
+    way to any socket then. The consumer drops the message and goes on to the disconnect,
+    which records the player's drop (it had ended with the exception, the drop unrecorded)."""
+    actor, _hand = await db(heads_up_hand)(table)
+    closed = asyncio.Event()
+    refused: list[dict] = []
+
+    async def like_daphne(scope, receive, send):
+        async def send_unless_closed(message):
+            if closed.is_set() and message["type"] == "websocket.send":
+                refused.append(message)
+                raise Disconnected("Attempt to send on a closed protocol")
+            await send(message)
+
+        await router(scope, receive, send_unless_closed)
+
+    client = await connected(actor, table.id, app=like_daphne)
+    await answered(client)
+    closed.set()  # the client is gone; its disconnect is still on its way
+    await asyncio.to_thread(
+        events._publish, table.id, [TableMessage(client.version + 1, {"type": "probe"})]
+    )
+    async with asyncio.timeout(5):
+        while not refused:
+            await asyncio.sleep(0.01)
+    await client.ws.disconnect()
+    seat = await db(Seat.objects.get)(table=table, player=actor)
+    assert seat.dropped_at is not None
