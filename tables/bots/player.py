@@ -654,6 +654,11 @@ class Bot:
             self.hand, self.in_hand = None, False
             self.turn_open = None
         elif kind == "turn":
+            if self.turn_open not in (None, (message["hand"], message["turn"])):
+                # Our turn ended without our act (folded as we left, say): a decision
+                # still being thought over is for a turn gone by. (The same turn again is
+                # a re-announce, the reconnect bonus: the decision stands.)
+                self.turn_open = None
             self.table_turn = (message["hand"], message["seat"], message["turn"])
             if "legal_actions" in message and message["seat"] == self.seat:
                 self._turn_lag(message["deadline"])
@@ -818,7 +823,9 @@ class Bot:
             # before it may still show us seated.
             if self.leave_sent:
                 return
-            if self.status == "sitting_out":
+            # A `sit_in` still unanswered: the "sitting_out" we hold predates it, and the
+            # room may deal us in before it reads our leave (which then folds that hand).
+            if self.status == "sitting_out" and not self.rejoin_pending:
                 self.leave_sent = True
                 await self.send(Leave(), on_lost=self._leave_lost)
             elif not self.sit_out_sent:
@@ -894,7 +901,7 @@ class Bot:
     def _sit_out_lost(self) -> None:
         self.sit_out_sent = False
 
-    def _rejoin_lost(self) -> None:
+    def _rejoin_undone(self) -> None:
         self.rejoin_pending = False
 
     def _top_up_lost(self) -> None:
@@ -917,4 +924,8 @@ class Bot:
                 self.money_in += amount
 
             await self.send(TopUp(amount=amount), on_ack=topped_up, on_lost=self._top_up_lost)
-        await self.send(SitIn(post_big_blind=True), on_lost=self._rejoin_lost)
+        await self.send(
+            SitIn(post_big_blind=True),
+            on_error=lambda _code: self._rejoin_undone(),
+            on_lost=self._rejoin_undone,
+        )

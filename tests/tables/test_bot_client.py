@@ -1,0 +1,101 @@
+"""The bot client's own bookkeeping (tables/bots/player.py), fed the room's messages
+directly: what it sends back is recorded instead of going to a socket.
+
+These are the load test's figures' guards: a bot that acts for a turn gone by, or leaves
+on a stale view of its seat, reports a refusal that is its own fault as the room's (a
+200-table run reported one `stale`: a bot folded by its own late `leave` then acted for
+the turn it had been thinking over).
+"""
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from tables.bots.player import Bot, BotSpec, Pace, Role, RunClock, TableRun
+from tables.bots.report import BotReport
+from tables.bots.setup import TablePlan
+from tables.bots.strategy import PROFILES
+
+THINK = 0.05  # seconds: the bot's think time in these tests
+
+
+class RecordingSocket:
+    """Stands in for the bot's WebSocket: keeps the frames it is sent."""
+
+    def __init__(self) -> None:
+        self.frames: list[dict[str, Any]] = []
+
+    async def send(self, text: str) -> None:
+        self.frames.append(json.loads(text))
+
+    def commands(self) -> list[str]:
+        return [frame["cmd"] for frame in self.frames]
+
+
+def _bot(*, clock: RunClock | None = None) -> tuple[Bot, RecordingSocket]:
+    plan = TablePlan(id=1, name="t", game="holdem", structure="NL", buy_in_max=20_000)
+    run = TableRun(plan=plan, target_hands=None, pace=Pace(think=(THINK, THINK)))
+    if clock is not None:
+        run.clock = clock
+    spec = BotSpec(
+        username="b1", password="-", seat=1, role=Role.STEADY, profile=PROFILES[0], seed=7
+    )
+    bot = Bot(spec=spec, run=run, report=BotReport(), http_base="http://x", ws_base="ws://x")
+    socket = RecordingSocket()
+    bot.ws = socket  # type: ignore[assignment]
+    bot.seat, bot.status, bot.stack = 1, "active", 10_000
+    bot.stake = {"buy_in_min": 4_000, "buy_in_max": 20_000}
+    return bot, socket
+
+
+def _turn(v: int, *, seat: int, turn: int, mine: bool) -> dict[str, Any]:
+    deadline = (datetime.now(UTC) + timedelta(seconds=6)).isoformat()
+    message = {"type": "turn", "v": v, "hand": 5, "seat": seat, "turn": turn}
+    message["deadline"] = deadline
+    if mine:
+        message["legal_actions"] = {"can_fold": True, "can_check": True}
+    return message
+
+
+async def test_a_bot_thinking_over_its_turn_acts_on_it_while_it_lasts() -> None:
+    bot, socket = _bot()
+    bot.hand = 5
+    await bot.on_message(_turn(1, seat=1, turn=10, mine=True))
+    await asyncio.sleep(THINK * 4)
+    assert socket.commands() == ["act"]
+    assert socket.frames[0]["turn"] == 10
+
+
+async def test_a_turn_of_ours_that_passed_without_our_act_gets_none_late() -> None:
+    # Our turn ended while we thought (folded as we left): the next turn is another seat's.
+    bot, socket = _bot()
+    bot.hand = 5
+    await bot.on_message(_turn(1, seat=1, turn=10, mine=True))
+    await bot.on_message(_turn(2, seat=2, turn=11, mine=False))
+    await asyncio.sleep(THINK * 4)
+    assert socket.commands() == []
+
+
+async def test_our_turn_announced_again_with_the_reconnect_bonus_keeps_its_decision() -> None:
+    bot, socket = _bot()
+    bot.hand = 5
+    await bot.on_message(_turn(1, seat=1, turn=10, mine=True))
+    await bot.on_message(_turn(2, seat=1, turn=10, mine=True))
+    await asyncio.sleep(THINK * 4)
+    assert socket.commands() == ["act"]
+
+
+async def test_winding_down_with_a_sit_in_unanswered_a_bot_does_not_leave_on_its_old_view() -> None:
+    # The room may deal us in between our `sit_in` and a `leave` sent on the "sitting
+    # out" we held before it: that leave would fold the hand we were just dealt.
+    ended = RunClock(ends_at=0.0)
+    bot, socket = _bot(clock=ended)
+    bot.status = "sitting_out"
+    bot.rejoin_pending = True
+    await bot.after_change()
+    assert socket.commands() == ["sit_out"]
+    # Once the room shows us sitting out again, with no sit_in on its way: leave.
+    bot.rejoin_pending = False
+    await bot.after_change()
+    assert socket.commands() == ["sit_out", "leave"]
