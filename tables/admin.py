@@ -22,6 +22,7 @@ from cashier.admin import ReadOnlyAdmin
 from tables.engine.errors import ConfigError
 from tables.engine.events import EVENT_TYPES, Event
 from tables.engine.state import HandState
+from tables.exceptions import TableError
 from tables.models import (
     ChatMessage,
     Hand,
@@ -120,9 +121,16 @@ class SeatInline(admin.TabularInline):
 
 def _set_status(status: TableStatus, label: str):
     def action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
+        done = 0
         for table in queryset:
-            table_status_set(table_id=table.id, status=status)
-        modeladmin.message_user(request, f"{queryset.count()} table(s) {label}.", messages.SUCCESS)
+            try:
+                table_status_set(table_id=table.id, status=status)
+            except TableError as exc:  # busy (its lock held by a stuck command), or gone
+                modeladmin.message_user(request, f"{table}: {exc.message}", messages.ERROR)
+            else:
+                done += 1
+        if done:
+            modeladmin.message_user(request, f"{done} table(s) {label}.", messages.SUCCESS)
 
     action.__name__ = f"table_{status}"
     return admin.action(description=f"{label.capitalize()} the selected tables")(action)

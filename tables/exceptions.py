@@ -18,6 +18,13 @@ class TableNotFound(TableError):
     code = "table_not_found"
 
 
+class TableBusy(TableError):
+    """The table's lock (or a lock its command needed) was not free within the command's
+    lock timeout: nothing was done, and the command may be sent again."""
+
+    code = "table_busy"
+
+
 class TableClosed(TableError):
     code = "table_closed"
 

@@ -78,14 +78,19 @@ class Locked(NamedTuple):
     hand: Hand | None
 
 
-def table_locked(table_id: Any) -> Locked | None:
+def table_locked(table_id: Any, *, lock_timeout_ms: int) -> Locked | None:
     """The table row, locked against other commands (FOR NO KEY UPDATE), with its stake
     level, its seats with their players and its hand in progress; None when there is no
     such table. The caller must be inside a transaction.
 
-    One query of three statements, run in order: the seats and the hand are read once
+    Every lock the transaction waits for from here on, this one first, is waited for at
+    most `lock_timeout_ms` (PostgreSQL's `lock_timeout`, for the rest of the
+    transaction); past it the statement fails with `LockNotAvailable` (an
+    `OperationalError`) and the transaction is aborted.
+
+    One query of four statements, run in order: the seats and the hand are read once
     the lock is held (each statement sees what was committed before it started), as
-    three queries would, for one round trip instead of three."""
+    separate queries would, for one round trip instead of four."""
     try:
         pk = Table._meta.pk.get_prep_value(table_id)
     except (ValueError, TypeError):
@@ -93,7 +98,9 @@ def table_locked(table_id: Any) -> Locked | None:
     if not isinstance(pk, int) or not _ID_MIN <= pk <= _ID_MAX:
         return None
     with connection.cursor() as cursor:
-        cursor.execute(_locked_sql(), [pk, pk, pk, HandStatus.IN_PROGRESS.value])
+        params = [str(lock_timeout_ms), pk, pk, pk, HandStatus.IN_PROGRESS.value]
+        cursor.execute(_locked_sql(), params)
+        cursor.nextset()  # past set_config's row
         row = cursor.fetchone()
         cursor.nextset()
         seat_rows = cursor.fetchall()
@@ -113,7 +120,10 @@ def table_locked(table_id: Any) -> Locked | None:
 
 @functools.cache
 def _locked_sql() -> str:
-    return ";\n".join([_table_locked_sql(), _seats_sql(), _hand_sql()])
+    # set_config(..., true) is SET LOCAL as a function: it takes a parameter, as SET
+    # does not (with binding on the server).
+    timeout = "SELECT set_config('lock_timeout', %s, true)"
+    return ";\n".join([timeout, _table_locked_sql(), _seats_sql(), _hand_sql()])
 
 
 @functools.cache

@@ -110,6 +110,10 @@ DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
 # than the pool, whose last connection serves the WebSocket consumers' database thread.
 HTTP_CONCURRENCY = int(env_str("HTTP_CONCURRENCY", str(max(1, DB_POOL_MAX - 1))))
 HTTP_QUEUE_TIMEOUT = float(env_str("HTTP_QUEUE_TIMEOUT", "30"))
+# How long a table command waits for a lock (its table's row, a ledger account) before it
+# is refused `table_busy` (tables/services/command.py); a command holds its lock for
+# milliseconds, so only a stuck holder is ever waited for this long.
+TABLE_LOCK_TIMEOUT_MS = int(env_str("TABLE_LOCK_TIMEOUT_MS", "5000"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", DEFAULT_REDIS_URL)

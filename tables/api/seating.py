@@ -24,11 +24,12 @@ from cashier.api.views import (
     cashier_exception_handler,
 )
 from tables.commands import MAX_INT, MAX_TEXT_CHARS, Command, Leave, Sit, TopUp, field_type
-from tables.exceptions import TableError
+from tables.exceptions import TableBusy, TableError
 
 TABLE_ERROR_STATUS = {
     **CASHIER_ERROR_STATUS,
     "table_not_found": status.HTTP_404_NOT_FOUND,
+    "table_busy": status.HTTP_503_SERVICE_UNAVAILABLE,
     "table_closed": status.HTTP_409_CONFLICT,
     "seat_unavailable": status.HTTP_409_CONFLICT,
     "not_seated": status.HTTP_409_CONFLICT,
@@ -42,6 +43,7 @@ def table_exception_handler(exc: Exception, context: dict[str, Any]) -> Response
         return Response(
             {"detail": exc.message, "code": exc.code},
             status=TABLE_ERROR_STATUS.get(exc.code, status.HTTP_400_BAD_REQUEST),
+            headers={"Retry-After": "1"} if isinstance(exc, TableBusy) else None,
         )
     return cashier_exception_handler(exc, context)
 

@@ -20,6 +20,10 @@ The envelope also keeps one broken table from hurting the room:
 
 * A refusal (`TableError`, `CashierError`) is the command working as designed: it
   changes nothing, and neither counts as a failure nor clears one.
+* A lock not free within `TABLE_LOCK_TIMEOUT_MS` (the table's row held by a stuck
+  transaction, say) is a refusal too, `TableBusy`: the command gives up rather than wait
+  for ever, and with it the thread it runs on, which serves the commands of every table
+  on its web process (or a timer pass, which serves every table's timeouts).
 * A database, Redis or broker outage is not the table's fault either: pausing every
   table during a restart of Redis would stop the room for no reason. It is re-raised
   untouched.
@@ -45,7 +49,9 @@ import logging
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
+import psycopg.errors
 import redis.exceptions
+from django.conf import settings
 from django.db import DatabaseError, DataError, InterfaceError, OperationalError, transaction
 from kombu.exceptions import OperationalError as BrokerError
 
@@ -56,7 +62,7 @@ from tables.engine.actions import Action
 from tables.engine.events import DealtBoard, Event
 from tables.engine.state import HandState, apply_in_place
 from tables.events import TableMessage, publish_on_commit
-from tables.exceptions import TableError, TableNotFound
+from tables.exceptions import TableBusy, TableError, TableNotFound
 from tables.hand_helper import best_hands_after
 from tables.messages import (
     BestHandNote,
@@ -103,7 +109,7 @@ R = TypeVar("R")
 def table_lock(*, table_id: int) -> rows.Locked:
     """Lock the table row and read its seats and hand in progress; the caller must be
     inside a transaction."""
-    locked = rows.table_locked(table_id)
+    locked = rows.table_locked(table_id, lock_timeout_ms=settings.TABLE_LOCK_TIMEOUT_MS)
     if locked is None:
         raise TableNotFound(f"There is no table {table_id}.")
     return locked
@@ -292,6 +298,12 @@ def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P
                 cmd.finish()
         except REFUSALS:
             raise
+        except OperationalError as exc:
+            if isinstance(exc.__cause__, psycopg.errors.LockNotAvailable):
+                raise TableBusy(
+                    "The table is busy; nothing was done. Send the command again in a moment."
+                ) from exc
+            raise  # an outage, as below
         except OUTAGES:
             raise
         except DataError:

@@ -32,7 +32,7 @@ def dealt():
 def test_the_locked_table_and_its_stake_level_are_the_orms(dealt):
     table, _, _ = dealt
     with transaction.atomic():
-        locked = rows.table_locked(table.pk).table
+        locked = rows.table_locked(table.pk, lock_timeout_ms=5000).table
     orm = Table.objects.select_related("stake_level").get(pk=table.pk)
     assert fields_of(locked) == fields_of(orm)
     assert fields_of(locked.stake_level) == fields_of(orm.stake_level)
@@ -42,7 +42,7 @@ def test_the_locked_table_and_its_stake_level_are_the_orms(dealt):
 def test_the_lock_reads_the_seats_and_the_hand_as_their_own_statements_do_in_one_query(dealt):
     table, _, hand = dealt
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
-        locked = rows.table_locked(table.pk)
+        locked = rows.table_locked(table.pk, lock_timeout_ms=5000)
     assert len(queries) == 1
     assert [fields_of(s) for s in locked.seats] == [
         fields_of(s) for s in rows.seats_with_players(table)
@@ -55,21 +55,21 @@ def test_the_lock_reads_the_seats_and_the_hand_as_their_own_statements_do_in_one
     assert locked.hand.pk == hand.pk and locked.hand.table is locked.table
     empty = TableFactory()
     with transaction.atomic():
-        assert rows.table_locked(empty.pk)[1:] == ([], None)
+        assert rows.table_locked(empty.pk, lock_timeout_ms=5000)[1:] == ([], None)
 
 
 @pytest.mark.parametrize("table_id", ["x", None, 2**63, -(2**64), 10**30, 3.5j, [1]])
 def test_an_id_that_names_no_table_finds_none_and_leaves_the_transaction_usable(table_id):
     with transaction.atomic():
-        assert rows.table_locked(table_id) is None
+        assert rows.table_locked(table_id, lock_timeout_ms=5000) is None
         assert Table.objects.count() >= 0  # the transaction was not aborted
 
 
 def test_a_table_id_as_a_string_of_digits_finds_the_table_as_the_orm_did(dealt):
     table, _, _ = dealt
     with transaction.atomic():
-        assert rows.table_locked(str(table.pk)).table.pk == table.pk
-        assert rows.table_locked(table.pk + 10_000) is None
+        assert rows.table_locked(str(table.pk), lock_timeout_ms=5000).table.pk == table.pk
+        assert rows.table_locked(table.pk + 10_000, lock_timeout_ms=5000) is None
 
 
 @pytest.mark.django_db(transaction=True)
@@ -81,14 +81,14 @@ def test_the_lock_keeps_a_second_command_out_until_the_first_commits():
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SET LOCAL lock_timeout = '200ms'")
-                rows.table_locked(table.pk)
+                rows.table_locked(table.pk, lock_timeout_ms=5000)
         except OperationalError as exc:
             refused.append(exc)
         finally:
             connections.close_all()
 
     with transaction.atomic():
-        rows.table_locked(table.pk)
+        rows.table_locked(table.pk, lock_timeout_ms=5000)
         thread = threading.Thread(target=second)
         thread.start()
         thread.join()

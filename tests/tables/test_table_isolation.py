@@ -7,19 +7,28 @@ not a refusal) is paused with a reason the admin and /healthz show; re-opening i
 admin clears the reason.
 
 A "broken table" here is a hand whose saved engine state cannot be read (as a bug that
-wrote a bad state would leave it): every command on it raises. These tests commit (the
-failure is recorded in its own transaction after the failing one rolled back), so they
-use the transactional database.
+wrote a bad state would leave it): every command on it raises. A "stuck table" is one
+whose row another session holds locked, as a process frozen inside a command's
+transaction would leave it: its commands give up after `TABLE_LOCK_TIMEOUT_MS`, refused
+`table_busy`, instead of holding a web process's database thread (or the timer loop's
+pass) for as long as it stays stuck. These tests commit (the failure is recorded in its
+own transaction after the failing one rolled back), so they use the transactional
+database.
 """
 
+import contextlib
+import threading
+from collections.abc import Iterator
 from datetime import timedelta
 
+import psycopg
 import pytest
-from django.db import DataError
+from django.db import DataError, connection
 from django.utils import timezone
 from django.utils.html import escape
+from rest_framework.test import APIClient
 
-from tables.exceptions import NotYourTurn
+from tables.exceptions import NotYourTurn, TableBusy
 from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
 from tables.services import play
 from tables.services.chat import chat_mute_set, chat_send
@@ -215,3 +224,112 @@ def test_a_deal_that_fails_is_isolated_and_counted_too(break_hand):
     assert (result.deals, result.failed) == (0, 1)
     table.refresh_from_db()
     assert table.failure_count == 1
+
+
+@contextlib.contextmanager
+def row_held(table: Table) -> Iterator[None]:
+    """The table's row locked by another session until the block ends (a command stuck
+    inside its transaction)."""
+    params = connection.get_connection_params()
+    params = {k: v for k, v in params.items() if k not in {"cursor_factory", "context"}}
+    with psycopg.connect(**params) as other:
+        other.execute("SELECT 1 FROM tables_table WHERE id = %s FOR UPDATE", [table.pk])
+        yield
+        other.rollback()
+
+
+def actor_of(table: Table):
+    _hand, state = current(table)
+    return Seat.objects.get(table=table, number=state.actor).player
+
+
+def in_a_thread(run) -> list:
+    """Run `run` on a thread of its own and wait up to 30 s for it: what it returned (or
+    nothing, when it never came back: it waited on the lock for good)."""
+    done: list = []
+
+    def target() -> None:
+        try:
+            done.append(run())
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(30)
+    return done
+
+
+def test_a_command_on_a_stuck_table_is_refused_busy_and_changes_nothing(settings):
+    settings.TABLE_LOCK_TIMEOUT_MS = 200
+    table = table_with_hand("Stuck")
+    hand, _state = current(table)
+    actor = actor_of(table)
+    seq = Table.objects.get(pk=table.pk).event_seq
+
+    def act() -> Exception | None:
+        try:
+            play.hand_act(table_id=table.id, user=actor, kind="call")
+        except TableBusy as exc:
+            return exc
+        return None
+
+    with row_held(table):
+        refused = in_a_thread(act)
+    assert len(refused) == 1 and isinstance(refused[0], TableBusy)
+    assert refused[0].code == "table_busy"
+    table.refresh_from_db()
+    assert (table.event_seq, table.failure_count, table.paused_reason) == (seq, 0, "")
+    assert Hand.objects.get(pk=hand.pk).turn_version == hand.turn_version
+    # Nothing was done, and the same command goes through once the table is free.
+    play.hand_act(table_id=table.id, user=actor, kind="call")
+    assert Table.objects.get(pk=table.pk).event_seq > seq
+
+
+def test_a_pass_goes_on_past_a_stuck_table_and_times_it_out_once_it_is_free(settings):
+    settings.TABLE_LOCK_TIMEOUT_MS = 200
+    stuck = table_with_hand("Stuck")
+    other = table_with_hand("Other")
+    overdue(stuck)  # the earlier deadline: the pass meets the stuck table first
+    overdue(other, since="2000-01-01T00:01Z")
+    with row_held(stuck):
+        passes = in_a_thread(a_pass)
+    assert len(passes) == 1, "the pass waited for the stuck table for good"
+    assert (passes[0].timeouts, passes[0].failed) == (1, 1)
+    assert timed_out(other) and not timed_out(stuck)
+    stuck.refresh_from_db()
+    assert stuck.failure_count == 0  # busy is no failure of the table's own
+    assert a_pass().timeouts == 1 and timed_out(stuck)
+
+
+def test_the_api_answers_a_stuck_table_503_busy_with_retry_after(settings):
+    settings.TABLE_LOCK_TIMEOUT_MS = 200
+    table = table_with_hand("Stuck")
+    api = APIClient()
+    api.force_authenticate(actor_of(table))
+    with row_held(table):
+        answers = in_a_thread(lambda: api.post(f"/api/tables/{table.id}/leave", {}, format="json"))
+    assert len(answers) == 1
+    response = answers[0]
+    assert response.status_code == 503, response.content
+    assert response.json()["code"] == "table_busy"
+    assert response["Retry-After"] == "1"
+    assert Seat.objects.filter(table=table, leave_after_hand=False).count() == 2
+
+
+def test_an_admin_action_on_a_stuck_table_says_so_and_does_the_others(admin_client, settings):
+    settings.TABLE_LOCK_TIMEOUT_MS = 200
+    stuck, other = table_with_hand("Stuck"), table_with_hand("Other")
+    with row_held(stuck):
+        answers = in_a_thread(
+            lambda: admin_client.post(
+                "/admin/tables/table/",
+                {"action": "table_paused", "_selected_action": [stuck.id, other.id]},
+                follow=True,
+            )
+        )
+    assert len(answers) == 1 and answers[0].status_code == 200
+    page = answers[0].content.decode()
+    assert "The table is busy" in page and "1 table(s) paused" in page
+    assert Table.objects.get(pk=stuck.pk).status == TableStatus.OPEN
+    assert Table.objects.get(pk=other.pk).status == TableStatus.PAUSED
