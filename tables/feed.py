@@ -17,7 +17,9 @@ so the table stream needs no group expiry. The channel layer still carries the r
 Delivery is at most once, as the channel layer's was: a viewer that sees a gap in the
 numbers asks for a snapshot. While Redis is down the reader waits with backoff, then
 subscribes again to every table it serves; what was published meanwhile is lost (the
-viewers see the gap at the next message). Messages of different processes may arrive out
+viewers see the gap at the next message, or resync at once). A connection that says
+nothing for `SILENCE_LIMIT` seconds, not even a pong to the reader's idle pings, is
+taken for lost in the same way. Messages of different processes may arrive out
 of order; the consumer puts them back in order.
 
 Redis keeps one pub/sub namespace for all its databases, so channel names carry the
@@ -55,8 +57,13 @@ PUBLISH_TIMEOUT = 5.0
 # A viewer's inbox holds at most this many unread commands' messages; beyond, the newest
 # are dropped (their viewer, stuck for that long, resyncs when it is back).
 INBOX_SIZE = 1000
-# The reader wakes at least this often (seconds) to check its connection's health.
+# The reader wakes at least this often (seconds) to check its connection's health: after
+# a wake with nothing heard it sends a PING, and a connection that has said nothing at
+# all (no message, no pong) for SILENCE_LIMIT is taken for lost. A connection can die
+# without a word (a host or a network gone, no RST): only TCP's retransmissions would
+# find that, a quarter of an hour later, while every table of the process stayed silent.
 READ_WAKE = 5.0
+SILENCE_LIMIT = 15.0
 
 Inbox = asyncio.Queue  # of group messages: {"type": "table.messages", "messages": [...]}
 
@@ -190,15 +197,14 @@ class TableFeed:
     def _new_pubsub(self) -> Any:
         if self._redis is None:
             self._redis = redis.asyncio.Redis.from_url(
-                settings.REDIS_URL,
-                socket_connect_timeout=PUBLISH_TIMEOUT,
-                # A PING when idle that long, so a dead connection raises on a read.
-                health_check_interval=30,
+                settings.REDIS_URL, socket_connect_timeout=PUBLISH_TIMEOUT
             )
         return self._redis.pubsub()
 
     async def _read_forever(self) -> None:
+        loop = asyncio.get_running_loop()
         failures = 0
+        heard = loop.time()  # when the connection last said anything
         while True:
             try:
                 if failures:
@@ -208,7 +214,15 @@ class TableFeed:
                     await self._resubscribe()
                     logger.info("table feed: Redis is back; %d tables", len(self._inboxes))
                     failures = 0
+                    heard = loop.time()
                 message = await self._pubsub.get_message(timeout=READ_WAKE)
+                if message is not None:
+                    heard = loop.time()
+                elif loop.time() - heard >= SILENCE_LIMIT:
+                    raise ConnectionError(f"nothing heard from Redis for {SILENCE_LIMIT:g} s")
+                else:
+                    async with self._subscribing:  # one writer at a time (see __init__)
+                        await self._pubsub.ping()
             except Exception as exc:  # Redis down, or anything else: never stop reading
                 raise_if_cancelling()
                 if not failures:

@@ -1,10 +1,12 @@
 """The table's feed (tables/feed.py): a table's messages reach every inbox of this
 process on that table once, in order per publisher, and nothing of another table or of
-another room on the same Redis."""
+another room on the same Redis; a connection gone silent is found and replaced."""
 
 import asyncio
+import contextlib
 import gc
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -162,3 +164,74 @@ async def test_viewers_of_many_tables_arriving_at_once_on_a_new_feed_each_hear_t
             await table_feed.leave(table, inbox)
         table_feed._reader.cancel()
         await table_feed._pubsub.aclose()
+
+
+class SilencingProxy:
+    """A TCP proxy to Redis whose connections can go silent: kept open, forwarding
+    nothing either way, as a network or a host gone without a word (no RST) leaves them.
+    Connections made afterwards pass."""
+
+    def __init__(self, target: str) -> None:
+        parts = urlsplit(target)
+        self.host, self.target_port = parts.hostname, parts.port or 6379
+        self.db = parts.path
+        self.silenced: list[dict[str, bool]] = []
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self._connection, "127.0.0.1", 0)
+        return f"redis://127.0.0.1:{self.server.sockets[0].getsockname()[1]}{self.db}"
+
+    def silence(self) -> None:
+        for connection in self.silenced:
+            connection["silent"] = True
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        up_reader, up_writer = await asyncio.open_connection(self.host, self.target_port)
+        state = {"silent": False}
+        self.silenced.append(state)
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            while data := await source.read(65536):
+                if not state["silent"]:
+                    sink.write(data)
+                    await sink.drain()
+
+        with contextlib.suppress(OSError):
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    async def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+
+
+async def test_a_connection_gone_silent_is_found_and_replaced_and_its_viewers_resync(
+    monkeypatch, settings
+):
+    """Redis's connection can die without a word: a reader waiting on it would hear
+    nothing until TCP gave up, a quarter of an hour later, while every table of the
+    process stayed silent. Nothing heard, not even a pong, for SILENCE_LIMIT: lost."""
+    monkeypatch.setattr(feed, "READ_WAKE", 0.2)
+    monkeypatch.setattr(feed, "SILENCE_LIMIT", 1.0)
+    proxy = SilencingProxy(settings.REDIS_URL)
+    direct, settings.REDIS_URL = settings.REDIS_URL, await proxy.start()
+    table_feed, inbox = feed.TableFeed(), feed.new_inbox()
+    try:
+        await table_feed.join(TABLE_ID, inbox)  # the feed's connections go by the proxy
+        settings.REDIS_URL = direct  # the publishers' do not
+        await published(1)
+        assert await versions_in(inbox, 1) == [1]
+        await asyncio.sleep(0.6)  # idle: pings answered, nothing is wrong
+        proxy.silence()
+        await published(2)  # lost on the silent connection
+        async with asyncio.timeout(10):
+            assert await inbox.get() == feed.RESYNC  # replaced: the viewer resyncs
+        await published(3)
+        assert await versions_in(inbox, 1) == [3]
+    finally:
+        settings.REDIS_URL = direct
+        await table_feed.leave(TABLE_ID, inbox)
+        table_feed._reader.cancel()
+        with contextlib.suppress(Exception):
+            await table_feed._pubsub.aclose()
+        await proxy.close()
