@@ -11,9 +11,10 @@ database. Run it from a checkout with its services running (PostgreSQL, Redis):
 
 It prints, per command, the statements of the median and the worst call, the median CPU
 of this process (the command as a web process or worker runs it, its publish included)
-and of its PostgreSQL backend (from /proc), and the statements of the median `act` by
-kind (SELECT / INSERT / UPDATE / other). `--profile N` adds the N costliest functions of
-all the `act` calls, from cProfile.
+and of its PostgreSQL backend (from /proc), the WAL it wrote (the server's, so with the
+machine otherwise idle: unlike the CPU, the same from run to run), and the statements
+of the median `act` by kind (SELECT / INSERT / UPDATE / other). `--profile N` adds the
+N costliest functions of all the `act` calls, from cProfile.
 """
 
 import argparse
@@ -45,9 +46,9 @@ def main() -> int:
         connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
     print(
         "| command | calls | statements, median | worst | feed publishes, mean "
-        "| CPU ms, this process (median) | CPU ms, PostgreSQL (mean) |"
+        "| CPU ms, this process (median) | CPU ms, PostgreSQL (mean) | WAL bytes (median) |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, values in counts.items():
         if name.endswith(" sends"):
             continue
@@ -55,9 +56,10 @@ def main() -> int:
         # The backend's clock ticks every 10 ms: a mean of its readings, not a median.
         client = statistics.median(cpu[f"{name} client"])
         server = statistics.mean(cpu[f"{name} pg"])
+        wal = statistics.median(cpu[f"{name} wal"])
         row = (
             f"{len(values)} | {statistics.median(values):g} | {max(values)} | {mean_sends:.2f}"
-            f" | {client:.2f} | {server:.2f}"
+            f" | {client:.2f} | {server:.2f} | {wal:,.0f}"
         )
         print(f"| {name} | {row} |")
     print()
@@ -72,6 +74,19 @@ def backend_cpu_seconds(connection) -> float:  # type: ignore[no-untyped-def]
         (pid,) = cursor.fetchone()
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wal_position(connection) -> str:  # type: ignore[no-untyped-def]
+    """Where the server's write-ahead log is being written now (an LSN)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
+        return cursor.fetchone()[0]
+
+
+def wal_bytes_since(connection, start: str) -> int:  # type: ignore[no-untyped-def]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %s::pg_lsn)", [start])
+        return int(cursor.fetchone()[0])
 
 
 def measure(
@@ -118,6 +133,7 @@ def measure(
         profiling = profile is not None and name == "act"
         # The PostgreSQL figure includes one `SELECT pg_backend_pid()` of the reading.
         server = backend_cpu_seconds(connection)
+        wal = wal_position(connection)
         client = time.process_time()
         with CaptureQueriesContext(connection) as captured:
             if profiling:
@@ -127,6 +143,7 @@ def measure(
                 profile.disable()
         cpu[f"{name} client"].append((time.process_time() - client) * 1000)
         cpu[f"{name} pg"].append((backend_cpu_seconds(connection) - server) * 1000)
+        cpu[f"{name} wal"].append(wal_bytes_since(connection, wal))
         counts[name].append(len(captured.captured_queries))
         counts[f"{name} sends"].append(sends[0])
         if name == "act":

@@ -234,7 +234,13 @@ class Seat(models.Model):
     ledger account always equals the sum of its seats' `stack`.
     """
 
-    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="seat_set")
+    # No index of its own: `seat_unique_number` (table, number) starts with the same
+    # column and serves every lookup by table. An index that serves no lookup still
+    # costs a write with every insert (and every update not made in place); the hands'
+    # foreign keys below go without one for the same reason.
+    table = models.ForeignKey(
+        Table, on_delete=models.PROTECT, related_name="seat_set", db_index=False
+    )
     number = models.PositiveSmallIntegerField(
         validators=[MinValueValidator(1), MaxValueValidator(10)]
     )
@@ -293,7 +299,10 @@ class Hand(models.Model):
     after the hand (RULES §9).
     """
 
-    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="hands")
+    # No index of its own (`hand_unique_number` serves lookups by table, as on Seat):
+    # every index is one more entry written at each action (the row's updates are never
+    # in place: each moves the indexed `turn_deadline`).
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="hands", db_index=False)
     number = models.PositiveIntegerField(help_text="Counts the table's hands from 1.")
     status = models.CharField(
         max_length=11, choices=HandStatus.choices, default=HandStatus.IN_PROGRESS
@@ -339,7 +348,8 @@ class Hand(models.Model):
 class HandEvent(models.Model):
     """The append-only log of a hand: one row per engine or table event, in order."""
 
-    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="events")
+    # Indexed by `hand_event_unique_seq` (about 45 rows a hand: the most written table).
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="events", db_index=False)
     seq = models.PositiveIntegerField()
     type = models.CharField(max_length=32)
     data = models.JSONField()
@@ -390,11 +400,14 @@ class HandPlayer(models.Model):
     someone else.
     """
 
-    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="players")
+    # Indexed by the unique constraints and the index below (see Seat).
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="players", db_index=False)
     seat = models.PositiveSmallIntegerField(
         validators=[MinValueValidator(1), MaxValueValidator(10)]
     )
-    user = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="hand_seats")
+    user = models.ForeignKey(
+        "accounts.User", on_delete=models.PROTECT, related_name="hand_seats", db_index=False
+    )
     screen_name = models.CharField(max_length=150, help_text="The user's screen name then.")
 
     class Meta:
@@ -413,8 +426,13 @@ class ChatMessage(models.Model):
     """A line of a table's chat, kept for staff (the admin lists them) and for the
     snapshot's recent lines."""
 
-    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="chat_messages")
-    author = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+")
+    # Indexed by the Meta indexes that start with each (see Seat).
+    table = models.ForeignKey(
+        Table, on_delete=models.CASCADE, related_name="chat_messages", db_index=False
+    )
+    author = models.ForeignKey(
+        "accounts.User", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     # The author's seat when they wrote it (they may have left since).
     seat = models.PositiveSmallIntegerField()
     text = models.CharField(max_length=200)
@@ -433,7 +451,10 @@ class ChatMessage(models.Model):
 class ChatMute(models.Model):
     """`muter` no longer reads `muted`'s chat, at any table."""
 
-    muter = models.ForeignKey("accounts.User", on_delete=models.CASCADE, related_name="+")
+    # Indexed by `chat_mute_once` (see Seat).
+    muter = models.ForeignKey(
+        "accounts.User", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     muted = models.ForeignKey("accounts.User", on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -481,7 +502,10 @@ class PlayerSettings(models.Model):
 class RakeContribution(models.Model):
     """One player's share of one hand's rake (only non-zero shares are stored)."""
 
-    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="rake_contributions")
+    # Indexed by `rake_contribution_one_per_player` (see Seat).
+    hand = models.ForeignKey(
+        Hand, on_delete=models.PROTECT, related_name="rake_contributions", db_index=False
+    )
     player = models.ForeignKey(
         "accounts.User", on_delete=models.PROTECT, related_name="rake_contributions"
     )
@@ -526,7 +550,10 @@ class RakeReport(models.Model):
 class RakeReportTable(models.Model):
     """One table's rake on the report's day, with the stake level it had then."""
 
-    report = models.ForeignKey(RakeReport, on_delete=models.CASCADE, related_name="tables")
+    # Indexed by the unique constraint below (see Seat).
+    report = models.ForeignKey(
+        RakeReport, on_delete=models.CASCADE, related_name="tables", db_index=False
+    )
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="+")
     stake_level = models.ForeignKey(StakeLevel, on_delete=models.PROTECT, related_name="+")
     hands = models.PositiveIntegerField()
@@ -551,7 +578,10 @@ class RakeReportTable(models.Model):
 class RakeReportPlayer(models.Model):
     """One player's contributed rake on the report's day."""
 
-    report = models.ForeignKey(RakeReport, on_delete=models.CASCADE, related_name="players")
+    # Indexed by the unique constraint below (see Seat).
+    report = models.ForeignKey(
+        RakeReport, on_delete=models.CASCADE, related_name="players", db_index=False
+    )
     player = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+")
     raked_hands = models.PositiveIntegerField()
     rake = models.BigIntegerField(help_text="Cents.")

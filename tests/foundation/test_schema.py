@@ -1,0 +1,58 @@
+"""The schema the migrations build is the one the models describe, and carries no index
+that another makes useless (each is written with every row: issue #15)."""
+
+from io import StringIO
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+from django.db import connection
+
+APPS = ("accounts", "cashier", "tables")
+
+# Every index of the given tables: its table, name, columns in order, and whether it is
+# unique, partial (a WHERE) or uses an operator class of its own (the `_like` indexes
+# Django adds for LIKE lookups on text keys serve what no plain index can).
+INDEXES = """
+SELECT c.relname, i.relname, ix.indisunique, ix.indpred IS NOT NULL,
+       EXISTS (SELECT 1 FROM unnest(ix.indclass) AS k(opclass)
+               JOIN pg_opclass o ON o.oid = k.opclass WHERE NOT o.opcdefault),
+       array(SELECT a.attname FROM unnest(ix.indkey) WITH ORDINALITY AS k(attnum, n)
+             JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+             ORDER BY k.n)
+FROM pg_index ix
+JOIN pg_class i ON i.oid = ix.indexrelid
+JOIN pg_class c ON c.oid = ix.indrelid
+JOIN pg_namespace s ON s.oid = c.relnamespace
+WHERE s.nspname = current_schema() AND c.relname = ANY(%s)
+"""
+
+
+@pytest.mark.django_db
+def test_every_model_change_has_its_migration():
+    # Exits (SystemExit 1) when a model differs from what its migrations build.
+    call_command("makemigrations", "--check", "--dry-run", stdout=StringIO())
+
+
+@pytest.mark.django_db
+def test_no_index_is_the_start_of_another():
+    # The models' own tables (not the many-to-many tables Django makes for them).
+    tables = [
+        model._meta.db_table for app in APPS for model in apps.get_app_config(app).get_models()
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(INDEXES, [tables])
+        indexes = cursor.fetchall()
+    plain = [
+        (table, name, columns)
+        for table, name, unique, partial, own_opclass, columns in indexes
+        if not partial and not own_opclass
+    ]
+    redundant = [
+        f"{table}.{name} {columns} is the start of {other} {longer}"
+        for table, name, unique, partial, own_opclass, columns in indexes
+        if not unique and not partial and not own_opclass
+        for other_table, other, longer in plain
+        if other_table == table and other != name and longer[: len(columns)] == columns
+    ]
+    assert redundant == [], "\n".join(redundant)
