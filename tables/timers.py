@@ -143,13 +143,22 @@ def timers_run_due(
     table (status) still plays out its hand but deals no more.
     """
     until = now + horizon
-    turns = (
-        Hand.objects.filter(
-            status=HandStatus.IN_PROGRESS, turn_deadline__lte=until, table__paused_reason=""
-        )
+    # The hands alone, through their deadline index: joined to the tables (for the paused
+    # ones), the planner could lead with the tables and scan the index once per table,
+    # dead entries included (98 ms a pass at 200 tables, PostgreSQL's CPU a decision
+    # doubled). The few tables paused by failures are left out after.
+    turns = list(
+        Hand.objects.filter(status=HandStatus.IN_PROGRESS, turn_deadline__lte=until)
         .order_by("turn_deadline")
         .values_list("table_id", "id", "turn_version", "turn_deadline")
     )
+    if turns:
+        broken = set(
+            Table.objects.filter(pk__in={turn[0] for turn in turns})
+            .exclude(paused_reason="")
+            .values_list("pk", flat=True)
+        )
+        turns = [turn for turn in turns if turn[0] not in broken]
     deals = (
         Table.objects.filter(status=TableStatus.OPEN, paused_reason="", next_hand_at__lte=until)
         .order_by("next_hand_at")

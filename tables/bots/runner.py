@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from channels.db import database_sync_to_async
+from django.db import connection
 
 from tables.bots.cpu import CpuSampler
 from tables.bots.player import Bot, BotSpec, Pace, Role, RunClock, TableRun, Trace
@@ -115,6 +116,13 @@ def bots_prepare(
             password=password,
         )
         names = [player.username for player in made]
+        # Thousands of rows inserted at once leave the planner's statistics of their
+        # tables far behind, and a server with autovacuum off (the development machine's)
+        # never brings them up to date: the table command's read of its seats then
+        # joined them to every user row, one scan of accounts_user per command. Analyzed,
+        # the room plans as one that has run a while under autovacuum would.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
     else:
         names = bot_users_ensure(count=tables * players, prefix=prefix, password=password)
     setups = []
