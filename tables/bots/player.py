@@ -64,6 +64,8 @@ from tables.commands import COMMANDS, Command, Leave, Sit, SitIn, SitOut, Snapsh
 
 # Seconds; a message stream can be quiet for a whole decision (3 s at bot tables).
 CONNECT_TIMEOUT = 10
+# Seconds before a bot whose `sit_in` was refused tries to rejoin again.
+REJOIN_RETRY = 2.0
 # Share of decisions that a misbehaving bot spoils, and how often a lossy bot "loses" one.
 SLEEP_RATE = 0.25
 DISCONNECT_RATE = 0.2
@@ -925,7 +927,16 @@ class Bot:
 
             await self.send(TopUp(amount=amount), on_ack=topped_up, on_lost=self._top_up_lost)
         await self.send(
-            SitIn(post_big_blind=True),
-            on_error=lambda _code: self._rejoin_undone(),
-            on_lost=self._rejoin_undone,
+            SitIn(post_big_blind=True), on_error=self._rejoin_refused, on_lost=self._rejoin_undone
         )
+
+    def _rejoin_refused(self, _code: str) -> None:
+        """A refused `sit_in`: try again in a while, not at once (the same refusal would
+        come straight back, round trip after round trip)."""
+
+        async def later() -> None:
+            await asyncio.sleep(REJOIN_RETRY)
+            self._rejoin_undone()
+            await self.after_change()
+
+        self._later(later())

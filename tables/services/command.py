@@ -299,7 +299,7 @@ def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P
         except REFUSALS:
             raise
         except OperationalError as exc:
-            if isinstance(exc.__cause__, psycopg.errors.LockNotAvailable):
+            if lock_not_available(exc):
                 raise TableBusy(
                     "The table is busy; nothing was done. Send the command again in a moment."
                 ) from exc
@@ -316,6 +316,14 @@ def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P
         return result
 
     return command
+
+
+def lock_not_available(exc: BaseException) -> bool:
+    """Whether `exc` is a lock waited for past the command's lock timeout (the statement
+    and the savepoint or transaction it ran in are aborted; nothing else is)."""
+    return isinstance(exc, OperationalError) and isinstance(
+        exc.__cause__, psycopg.errors.LockNotAvailable
+    )
 
 
 def table_failure_record(*, table_id: int, command: str, error: Exception) -> None:

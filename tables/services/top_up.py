@@ -6,13 +6,13 @@ above the maximum): after each hand the player was dealt into, before a busted s
 would sit them out, and at once when the order is given between hands. The wallet pays
 what it can: with less than the whole top-up in it, the stack gets what there is; with
 nothing, nothing (the player is told which, privately). A top-up the cashier refuses
-(the wallet emptied by a withdrawal in the same instant, say) is skipped and told, and
-never fails the hand's settling.
+(the wallet emptied by a withdrawal in the same instant, say), or one whose wallet stays
+locked past the lock timeout, is skipped and told, and never fails the hand's settling.
 """
 
 import uuid
 
-from django.db import transaction
+from django.db import OperationalError, transaction
 
 from accounts.models import User
 from accounts.selectors import user_can_play
@@ -24,7 +24,7 @@ from tables.ledger import table_account_ensure
 from tables.messages import AutoTopUpNote
 from tables.models import AutoTopUp, PlayerSettings, Seat, StakeLevel
 from tables.services.blind_options import seats_announce
-from tables.services.command import TableCommand, table_command
+from tables.services.command import TableCommand, lock_not_available, table_command
 
 # The most big blinds `below` can name (far above any maximum buy-in).
 BELOW_MAX = 1000
@@ -63,6 +63,12 @@ def auto_top_up_run(
                 )
             added = amount
         except CashierError:
+            added = 0
+        except OperationalError as exc:
+            # The wallet's lock held past the lock timeout (a stuck movement of theirs):
+            # the top-up is skipped like a refused one, not the hand's settling with it.
+            if not lock_not_available(exc):
+                raise
             added = 0
     if added:
         seat.stack += added

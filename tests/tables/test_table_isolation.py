@@ -29,10 +29,11 @@ from django.utils.html import escape
 from rest_framework.test import APIClient
 
 from tables.exceptions import NotYourTurn, TableBusy
-from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
+from tables.models import AutoTopUp, Hand, HandEvent, HandStatus, Seat, Table, TableStatus
 from tables.services import play
 from tables.services.chat import chat_mute_set, chat_send
 from tables.services.command import FAILURES_BEFORE_PAUSE
+from tables.services.top_up import auto_top_up_set
 from tables.timers import timers_run_due
 from tests.kit import (
     StakeLevelFactory,
@@ -333,3 +334,23 @@ def test_an_admin_action_on_a_stuck_table_says_so_and_does_the_others(admin_clie
     assert "The table is busy" in page and "1 table(s) paused" in page
     assert Table.objects.get(pk=stuck.pk).status == TableStatus.OPEN
     assert Table.objects.get(pk=other.pk).status == TableStatus.PAUSED
+
+
+def test_a_wallet_stuck_past_the_lock_timeout_skips_its_top_up_not_the_hands_end(settings):
+    settings.TABLE_LOCK_TIMEOUT_MS = 200
+    table = table_with_hand("Wallet")
+    actor = actor_of(table)
+    auto_top_up_set(table_id=table.id, user=actor, mode=AutoTopUp.MAX)  # for after the hand
+    before = Seat.objects.get(table=table, player=actor).stack
+    params = connection.get_connection_params()
+    params = {k: v for k, v in params.items() if k not in {"cursor_factory", "context"}}
+    with psycopg.connect(**params) as other:
+        other.execute(
+            "SELECT 1 FROM cashier_ledgeraccount WHERE user_id = %s FOR UPDATE", [actor.pk]
+        )
+        # Folding ends the hand, and its settling runs the order: the wallet cannot pay.
+        done = in_a_thread(lambda: play.hand_act(table_id=table.id, user=actor, kind="fold"))
+        other.rollback()
+    assert done == [None]
+    assert not Hand.objects.filter(table=table, status=HandStatus.IN_PROGRESS).exists()
+    assert Seat.objects.get(table=table, player=actor).stack < before  # the blind, not topped up
