@@ -13,7 +13,10 @@ Nothing is held in a process's memory: a killed loop loses nothing, and the next
 
 Each table is isolated (`isolated`): a table whose command fails is logged and the pass
 goes on with the next one; `table_command` counts the failure, pauses the table at the
-second in a row, and paused tables are left out of the selection. A pass serves
+second in a row, and paused tables are left out of the selection. A table whose lock a
+stuck transaction holds is refused `table_busy` after the lock timeout; the loop then
+leaves it out of its passes for `BUSY_REST`, or every pass, which waits for all of its
+tables, would take that long and every table's timeouts with it. A pass serves
 `TABLES_AT_ONCE` tables side by side, on threads: each command locks only its own table,
 and most of its time is spent waiting on PostgreSQL, which the threads overlap (only
 the Python part is serialised by the GIL). One at a time, a pass fell behind from about
@@ -47,7 +50,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -57,6 +60,7 @@ import psycopg
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
+from tables.exceptions import TableBusy
 from tables.models import Hand, HandStatus, Heartbeat, Table, TableStatus
 from tables.services.command import OUTAGES, REFUSALS
 from tables.services.hands import hand_start_due
@@ -73,6 +77,8 @@ STANDBY_RETRY = timedelta(seconds=1)
 TABLES_AT_ONCE = 4
 # After an error of the loop's own queries (the database restarting, say).
 ERROR_RETRY = timedelta(seconds=1)
+# How long a table refused `table_busy` is left out of the passes before it is tried again.
+BUSY_REST = timedelta(seconds=10)
 # The advisory lock of the leader: any fixed 64-bit number no other part of the room uses.
 LEADER_LOCK = 0x7461626C_74696D72  # "tabltimr"
 LEADER_SESSION = "poker_room timers leader"
@@ -82,9 +88,13 @@ R = TypeVar("R")
 
 def isolated(what: str, table_id: int, run: Callable[[], R]) -> tuple[bool, R | None]:
     """Run one table's command: (True, its result), or (False, None) when it raised,
-    logged with the table id, so that the caller carries on with the next table."""
+    logged with the table id, so that the caller carries on with the next table. A
+    `TableBusy` is raised on, for the pass to note the table."""
     try:
         return True, run()
+    except TableBusy:
+        logger.warning("table %s: %s not run: the table is busy", table_id, what)
+        raise
     except REFUSALS as exc:
         logger.info("table %s: %s refused: %s", table_id, what, exc)
     except OUTAGES as exc:
@@ -103,6 +113,8 @@ class Pass:
     deals: int
     failed: int
     next_due: datetime | None
+    # Tables refused `table_busy` (their lock held past the lock timeout).
+    busy: frozenset[int] = frozenset()
 
     @property
     def moved(self) -> bool:
@@ -123,21 +135,28 @@ def _deal(table_id: int) -> tuple[bool, bool]:
     return ok, hand is not None
 
 
-def _job_run(job: Callable[[], tuple[bool, bool]]) -> tuple[bool, bool]:
-    """Run one job; a connection that met a database error is not trusted with the next."""
+def _job_run(job: Callable[[], tuple[bool, bool]]) -> tuple[bool, bool] | None:
+    """Run one job: (ran, moved), or None when its table was busy. A connection that met
+    a database error is not trusted with the next."""
     try:
         return job()
+    except TableBusy:
+        return None
     finally:
         if connection.errors_occurred:
             connection.close()
 
 
 def timers_run_due(
-    *, now: datetime, horizon: timedelta = WAKE_AT_LEAST_EVERY, workers: Executor | None = None
+    *,
+    now: datetime,
+    horizon: timedelta = WAKE_AT_LEAST_EVERY,
+    workers: Executor | None = None,
+    resting: Collection[int] = (),
 ) -> Pass:
     """Run every turn timeout and hand start due at `now`, each table isolated (on the
-    `workers` threads side by side when given); note the earliest deadline falling within
-    `horizon` after `now`.
+    `workers` threads side by side when given), except at the `resting` tables (refused
+    busy lately); note the earliest deadline falling within `horizon` after `now`.
 
     Paused tables are left alone: a table paused by failures is the admin's; a paused
     table (status) still plays out its hand but deals no more.
@@ -167,24 +186,34 @@ def timers_run_due(
     later: list[datetime] = []
     timeout_jobs: list[Callable[[], tuple[bool, bool]]] = []
     deal_jobs: list[Callable[[], tuple[bool, bool]]] = []
+    tables: list[int] = []  # the table of each job, timeouts first
     for table_id, hand_id, turn, deadline in turns:
+        if table_id in resting:
+            continue
         if deadline > now:
             later.append(deadline)
         else:
             timeout_jobs.append(functools.partial(_timeout, table_id, hand_id, turn))
+            tables.append(table_id)
     for table_id, due in deals:
+        if table_id in resting:
+            continue
         if due > now:
             later.append(due)
         else:
             deal_jobs.append(functools.partial(_deal, table_id))
+            tables.append(table_id)
     jobs = timeout_jobs + deal_jobs
-    outcomes = list(workers.map(_job_run, jobs) if workers else map(_job_run, jobs))
+    results = list(workers.map(_job_run, jobs) if workers else map(_job_run, jobs))
+    busy = frozenset(table for table, result in zip(tables, results, strict=True) if result is None)
+    outcomes = [result or (False, False) for result in results]
     moved = [moved for _ok, moved in outcomes]
     return Pass(
         timeouts=sum(moved[: len(timeout_jobs)]),
         deals=sum(moved[len(timeout_jobs) :]),
         failed=sum(not ok for ok, _moved in outcomes),
         next_due=min(later, default=None),
+        busy=busy,
     )
 
 
@@ -260,6 +289,8 @@ def _loop(leadership: Leadership, workers: Executor, stop: Callable[[], bool]) -
     # A leader confirms it, and beats, every HEARTBEAT_EVERY only: it holds the lock as
     # long as its session lives, and a pass run just after losing it would be harmless.
     confirmed: float | None = None
+    # Tables refused busy, and when (monotonic seconds) each is tried again.
+    resting: dict[int, float] = {}
     while not stop():
         try:
             if confirmed is None or time.monotonic() - confirmed >= HEARTBEAT_EVERY.total_seconds():
@@ -274,7 +305,11 @@ def _loop(leadership: Leadership, workers: Executor, stop: Callable[[], bool]) -
                 confirmed = time.monotonic()
                 timers_heartbeat(now=timezone.now())
             now = timezone.now()
-            done = timers_run_due(now=now, workers=workers)
+            clock = time.monotonic()
+            resting = {table: until for table, until in resting.items() if until > clock}
+            done = timers_run_due(now=now, workers=workers, resting=resting.keys())
+            for table in done.busy:
+                resting[table] = clock + BUSY_REST.total_seconds()
         except (DatabaseError, psycopg.Error, *OUTAGES) as exc:
             # The loop's own queries failed (the database is away, say): start again on
             # a fresh connection (the leader lock's is renewed when it failed).

@@ -296,10 +296,15 @@ def test_a_pass_goes_on_past_a_stuck_table_and_times_it_out_once_it_is_free(sett
     with row_held(stuck):
         passes = in_a_thread(a_pass)
     assert len(passes) == 1, "the pass waited for the stuck table for good"
-    assert (passes[0].timeouts, passes[0].failed) == (1, 1)
+    assert (passes[0].timeouts, passes[0].failed, passes[0].busy) == (1, 1, {stuck.id})
     assert timed_out(other) and not timed_out(stuck)
     stuck.refresh_from_db()
     assert stuck.failure_count == 0  # busy is no failure of the table's own
+    # The loop rests a busy table for a while (or every pass would wait for it), then
+    # tries it again.
+    with row_held(stuck):
+        rested = timers_run_due(now=timezone.now(), resting={stuck.id})
+    assert (rested.timeouts, rested.failed, rested.busy) == (0, 0, frozenset())
     assert a_pass().timeouts == 1 and timed_out(stuck)
 
 
