@@ -135,11 +135,11 @@ def _deal(table_id: int) -> tuple[bool, bool]:
     return ok, hand is not None
 
 
-def _job_run(job: Callable[[], tuple[bool, bool]]) -> tuple[bool, bool] | None:
-    """Run one job: (ran, moved), or None when its table was busy. A connection that met
-    a database error is not trusted with the next."""
+def _job_run(job: tuple[int, Callable[[], tuple[bool, bool]]]) -> tuple[bool, bool] | None:
+    """Run one job (its table, its call): (ran, moved), or None when its table was busy.
+    A connection that met a database error is not trusted with the next."""
     try:
-        return job()
+        return job[1]()
     except TableBusy:
         return None
     finally:
@@ -184,28 +184,25 @@ def timers_run_due(
         .values_list("id", "next_hand_at")
     )
     later: list[datetime] = []
-    timeout_jobs: list[Callable[[], tuple[bool, bool]]] = []
-    deal_jobs: list[Callable[[], tuple[bool, bool]]] = []
-    tables: list[int] = []  # the table of each job, timeouts first
+    timeout_jobs: list[tuple[int, Callable[[], tuple[bool, bool]]]] = []
+    deal_jobs: list[tuple[int, Callable[[], tuple[bool, bool]]]] = []
     for table_id, hand_id, turn, deadline in turns:
         if table_id in resting:
             continue
         if deadline > now:
             later.append(deadline)
         else:
-            timeout_jobs.append(functools.partial(_timeout, table_id, hand_id, turn))
-            tables.append(table_id)
+            timeout_jobs.append((table_id, functools.partial(_timeout, table_id, hand_id, turn)))
     for table_id, due in deals:
         if table_id in resting:
             continue
         if due > now:
             later.append(due)
         else:
-            deal_jobs.append(functools.partial(_deal, table_id))
-            tables.append(table_id)
+            deal_jobs.append((table_id, functools.partial(_deal, table_id)))
     jobs = timeout_jobs + deal_jobs
     results = list(workers.map(_job_run, jobs) if workers else map(_job_run, jobs))
-    busy = frozenset(table for table, result in zip(tables, results, strict=True) if result is None)
+    busy = frozenset(job[0] for job, result in zip(jobs, results, strict=True) if result is None)
     outcomes = [result or (False, False) for result in results]
     moved = [moved for _ok, moved in outcomes]
     return Pass(

@@ -58,32 +58,31 @@ def _turn(v: int, *, seat: int, turn: int, mine: bool) -> dict[str, Any]:
     return message
 
 
-async def test_a_bot_thinking_over_its_turn_acts_on_it_while_it_lasts() -> None:
+async def sent_after(*turns: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a bot in hand 5 sends once these turns came and its thinking is over."""
     bot, socket = _bot()
     bot.hand = 5
-    await bot.on_message(_turn(1, seat=1, turn=10, mine=True))
+    for turn in turns:
+        await bot.on_message(turn)
     await asyncio.sleep(THINK * 4)
-    assert socket.commands() == ["act"]
-    assert socket.frames[0]["turn"] == 10
+    return socket.frames
+
+
+async def test_a_bot_thinking_over_its_turn_acts_on_it_while_it_lasts() -> None:
+    frames = await sent_after(_turn(1, seat=1, turn=10, mine=True))
+    assert [(f["cmd"], f["turn"]) for f in frames] == [("act", 10)]
 
 
 async def test_a_turn_of_ours_that_passed_without_our_act_gets_none_late() -> None:
     # Our turn ended while we thought (folded as we left): the next turn is another seat's.
-    bot, socket = _bot()
-    bot.hand = 5
-    await bot.on_message(_turn(1, seat=1, turn=10, mine=True))
-    await bot.on_message(_turn(2, seat=2, turn=11, mine=False))
-    await asyncio.sleep(THINK * 4)
-    assert socket.commands() == []
+    theirs = _turn(2, seat=2, turn=11, mine=False)
+    assert await sent_after(_turn(1, seat=1, turn=10, mine=True), theirs) == []
 
 
 async def test_our_turn_announced_again_with_the_reconnect_bonus_keeps_its_decision() -> None:
-    bot, socket = _bot()
-    bot.hand = 5
-    await bot.on_message(_turn(1, seat=1, turn=10, mine=True))
-    await bot.on_message(_turn(2, seat=1, turn=10, mine=True))
-    await asyncio.sleep(THINK * 4)
-    assert socket.commands() == ["act"]
+    again = _turn(2, seat=1, turn=10, mine=True)
+    frames = await sent_after(_turn(1, seat=1, turn=10, mine=True), again)
+    assert [(f["cmd"], f["turn"]) for f in frames] == [("act", 10)]
 
 
 async def test_winding_down_with_a_sit_in_unanswered_a_bot_does_not_leave_on_its_old_view() -> None:

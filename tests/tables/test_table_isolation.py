@@ -228,15 +228,19 @@ def test_a_deal_that_fails_is_isolated_and_counted_too(break_hand):
 
 
 @contextlib.contextmanager
-def row_held(table: Table) -> Iterator[None]:
-    """The table's row locked by another session until the block ends (a command stuck
-    inside its transaction)."""
+def locked_elsewhere(sql: str, args: list) -> Iterator[None]:
+    """The rows `sql` selects FOR UPDATE, locked by another session until the block ends
+    (a command stuck inside its transaction)."""
     params = connection.get_connection_params()
     params = {k: v for k, v in params.items() if k not in {"cursor_factory", "context"}}
     with psycopg.connect(**params) as other:
-        other.execute("SELECT 1 FROM tables_table WHERE id = %s FOR UPDATE", [table.pk])
+        other.execute(sql, args)
         yield
         other.rollback()
+
+
+def row_held(table: Table) -> contextlib.AbstractContextManager[None]:
+    return locked_elsewhere("SELECT 1 FROM tables_table WHERE id = %s FOR UPDATE", [table.pk])
 
 
 def actor_of(table: Table):
@@ -347,15 +351,10 @@ def test_a_wallet_stuck_past_the_lock_timeout_skips_its_top_up_not_the_hands_end
     actor = actor_of(table)
     auto_top_up_set(table_id=table.id, user=actor, mode=AutoTopUp.MAX)  # for after the hand
     before = Seat.objects.get(table=table, player=actor).stack
-    params = connection.get_connection_params()
-    params = {k: v for k, v in params.items() if k not in {"cursor_factory", "context"}}
-    with psycopg.connect(**params) as other:
-        other.execute(
-            "SELECT 1 FROM cashier_ledgeraccount WHERE user_id = %s FOR UPDATE", [actor.pk]
-        )
+    wallet = "SELECT 1 FROM cashier_ledgeraccount WHERE user_id = %s FOR UPDATE"
+    with locked_elsewhere(wallet, [actor.pk]):
         # Folding ends the hand, and its settling runs the order: the wallet cannot pay.
         done = in_a_thread(lambda: play.hand_act(table_id=table.id, user=actor, kind="fold"))
-        other.rollback()
     assert done == [None]
     assert not Hand.objects.filter(table=table, status=HandStatus.IN_PROGRESS).exists()
     assert Seat.objects.get(table=table, player=actor).stack < before  # the blind, not topped up
