@@ -98,6 +98,9 @@ DB_POOL_MIN = int(env_str("DB_POOL_MIN", "1"))
 DB_POOL_MAX = int(env_str("DB_POOL_MAX", "20"))
 DB_POOL_TIMEOUT = float(env_str("DB_POOL_TIMEOUT", "10"))
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+# Django's backend with a cheaper check of a connection on loan (poker_room/postgres/base.py).
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "poker_room.postgres"
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # the pool checks a connection on loan
 DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     "min_size": min(DB_POOL_MIN, DB_POOL_MAX),
