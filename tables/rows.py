@@ -14,9 +14,18 @@ its field (`pre_save`, `get_db_prep_save`), as `Model.save` does, and a command'
 go in one query (`Writes`). The instances are
 ordinary ones: the rest of the code saves them, follows their relations and compares
 them as before. Only these few hot statements live here; everything else uses the ORM.
+
+Each statement is also prepared on the server, once per connection (`_execute`), and run
+by name: planning them again at every command was about half of PostgreSQL's CPU for
+the lock's read (bench/prepared.py). Prepared statements live in the server's session,
+so the room needs connections of its own (PostgreSQL directly, or a pooler in session
+mode, never one in transaction mode).
 """
 
 import functools
+import hashlib
+import re
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -98,8 +107,7 @@ def table_locked(table_id: Any, *, lock_timeout_ms: int) -> Locked | None:
     if not isinstance(pk, int) or not _ID_MIN <= pk <= _ID_MAX:
         return None
     with connection.cursor() as cursor:
-        params = [str(lock_timeout_ms), pk, pk, pk, HandStatus.IN_PROGRESS.value]
-        cursor.execute(_locked_sql(), params)
+        _execute(cursor, _locked_sql(str(lock_timeout_ms), pk))
         cursor.nextset()  # past set_config's row
         row = cursor.fetchone()
         cursor.nextset()
@@ -118,12 +126,16 @@ def table_locked(table_id: Any, *, lock_timeout_ms: int) -> Locked | None:
     )
 
 
-@functools.cache
-def _locked_sql() -> str:
+def _locked_sql(lock_timeout: str, pk: int) -> list[tuple[str, list[Any]]]:
     # set_config(..., true) is SET LOCAL as a function: it takes a parameter, as SET
-    # does not (with binding on the server).
+    # does not (nor can SET be prepared).
     timeout = "SELECT set_config('lock_timeout', %s, true)"
-    return ";\n".join([timeout, _table_locked_sql(), _seats_sql(), _hand_sql()])
+    return [
+        (timeout, [lock_timeout]),
+        (_table_locked_sql(), [pk]),
+        (_seats_sql(), [pk]),
+        (_hand_sql(), [pk]),
+    ]
 
 
 @functools.cache
@@ -148,7 +160,7 @@ def _select_with_related(foreign_key: models.ForeignKey, where: str, rest: str) 
 def seats_with_players(table: Table) -> list[Seat]:
     """The table's seats by number, each with its player loaded."""
     with connection.cursor() as cursor:
-        cursor.execute(_seats_sql(), [table.pk])
+        _execute(cursor, [(_seats_sql(), [table.pk])])
         return _seats_of(cursor.fetchall(), table)
 
 
@@ -174,7 +186,7 @@ def _seats_sql() -> str:
 def hand_in_progress(table: Table) -> Hand | None:
     """The table's hand in progress (its first, were there ever two), or None."""
     with connection.cursor() as cursor:
-        cursor.execute(_hand_sql(), [table.pk, HandStatus.IN_PROGRESS.value])
+        _execute(cursor, [(_hand_sql(), [table.pk])])
         row = cursor.fetchone()
     return None if row is None else _hand_of(row, table)
 
@@ -188,10 +200,16 @@ def _hand_of(row: Sequence[Any], table: Table) -> Hand:
 @functools.cache
 def _hand_sql() -> str:
     hand = _quote(Hand._meta.db_table)
+    # The status is written in, not a parameter: a prepared statement's plan for any
+    # status could not use the index of the hands in progress (one row a table), and
+    # would read every hand the table has dealt.
+    in_progress = HandStatus.IN_PROGRESS.value
+    if not in_progress.isidentifier():  # a plain word, with nothing to quote
+        raise ValueError(f"cannot write {in_progress!r} into SQL")
     return (
         f"SELECT {_columns(Hand).select} FROM {hand} "  # noqa: S608
         f"WHERE {hand}.{_quote(Hand.table.field.column)} = %s "
-        f"AND {hand}.{_quote(Hand._meta.get_field('status').column)} = %s "
+        f"AND {hand}.{_quote(Hand._meta.get_field('status').column)} = '{in_progress}' "
         f"ORDER BY {hand}.{_quote(Hand._meta.pk.column)} LIMIT 1"
     )
 
@@ -199,7 +217,7 @@ def _hand_sql() -> str:
 def hand_players_by_seat(hand: Hand) -> dict[int, int]:
     """Seat -> the user id dealt in there (the hand's `HandPlayer` rows)."""
     with connection.cursor() as cursor:
-        cursor.execute(_hand_players_sql(), [hand.pk])
+        _execute(cursor, [(_hand_players_sql(), [hand.pk])])
         return dict(cursor.fetchall())
 
 
@@ -226,8 +244,7 @@ class Writes:
     """
 
     def __init__(self) -> None:
-        self._statements: list[str] = []
-        self._params: list[Any] = []
+        self._statements: list[tuple[str, list[Any]]] = []
         # The statements that must change exactly one row (updates), by position.
         self._one_row: list[bool] = []
         self._inserted: list[models.Model] = []
@@ -253,8 +270,7 @@ class Writes:
         self._inserted.extend(events)
 
     def _add(self, sql: str, params: list[Any], *, one_row: bool) -> None:
-        self._statements.append(sql)
-        self._params.extend(params)
+        self._statements.append((sql, params))
         self._one_row.append(one_row)
 
     def send(self) -> None:
@@ -262,7 +278,7 @@ class Writes:
         if not self._statements:
             return
         with connection.cursor() as cursor:
-            cursor.execute(";\n".join(self._statements), self._params)
+            _execute(cursor, self._statements)
             for position, one_row in enumerate(self._one_row):
                 if position:
                     cursor.nextset()
@@ -291,3 +307,60 @@ def _insert_sql(model: type[models.Model], rows: int) -> str:
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
     values = ", ".join([row] * rows)
     return f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES {values}"  # noqa: S608
+
+
+# The statements prepared on each connection, by name; None: not known (after a query
+# that failed), so the next one starts afresh.
+_prepared: "weakref.WeakKeyDictionary[Any, set[str] | None]" = weakref.WeakKeyDictionary()
+
+
+def _execute(cursor: Any, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+    """Run `statements` (SQL with %s placeholders, and their parameters), in order, in one
+    query, each as a statement prepared on the connection; the cursor is left at the
+    first one's result, as `execute` leaves it.
+
+    A statement not yet prepared on this connection is prepared first, in the same
+    query. After a query that failed, what the connection has is not known (PREPARE is
+    not undone by a rollback, and a failure can be a statement gone from the server):
+    the next query drops them all and prepares what it runs anew."""
+    connection_ = cursor.connection  # psycopg's, the server session's
+    known = _prepared.get(connection_, set())
+    preparing: list[str] = []
+    if known is None:
+        preparing.append("DEALLOCATE ALL")
+        known = set()
+    names = []
+    for sql, _ in statements:
+        name = _prepared_name(sql)
+        if name not in known and name not in names:
+            preparing.append(f"PREPARE {name} AS {_numbered(sql)}")
+        names.append(name)
+    executes = [
+        f"EXECUTE {name}({', '.join(['%s'] * len(params))})"
+        for name, (_, params) in zip(names, statements, strict=True)
+    ]
+    values = [value for _, params in statements for value in params]
+    try:
+        cursor.execute(";\n".join(preparing + executes), values)
+    except BaseException:
+        _prepared[connection_] = None
+        raise
+    known.update(names)
+    _prepared[connection_] = known
+    for _ in preparing:
+        cursor.nextset()
+
+
+@functools.cache
+def _prepared_name(sql: str) -> str:
+    # From the text: the same in every thread and connection, with no registry to share.
+    return "rows_" + hashlib.blake2b(sql.encode(), digest_size=10).hexdigest()
+
+
+@functools.cache
+def _numbered(sql: str) -> str:
+    """`sql` with its %s placeholders as PostgreSQL's numbered parameters."""
+    if "%%" in sql or "$" in sql:
+        raise ValueError(f"cannot number the parameters of {sql!r}")
+    numbers = iter(range(1, sql.count("%s") + 1))
+    return re.sub("%s", lambda _: f"${next(numbers)}", sql)

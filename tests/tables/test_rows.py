@@ -206,3 +206,68 @@ def test_a_commands_writes_go_in_one_query_and_one_that_fails_undoes_them_all(de
         writes.send()
     assert Hand.objects.get(pk=hand.pk).rake == 777
     assert Table.objects.get(pk=table.pk).event_seq == table.event_seq - 1
+
+
+def prepared_on_server() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM pg_prepared_statements")
+        return {name for (name,) in cursor.fetchall()}
+
+
+def as_a_new_session() -> None:
+    """This connection as a new one: nothing prepared on the server, nor known here."""
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+        rows._prepared.pop(cursor.connection, None)
+
+
+def test_each_statement_is_prepared_once_on_a_connection_and_run_by_name(dealt):
+    table, _, _ = dealt
+    as_a_new_session()
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        rows.table_locked(table.pk, lock_timeout_ms=5000)
+        rows.table_locked(table.pk, lock_timeout_ms=5000)
+    first, second = (q["sql"] for q in queries)
+    assert first.count("PREPARE ") == 4 and first.count("EXECUTE ") == 4
+    assert "PREPARE " not in second and second.count("EXECUTE ") == 4
+    names = {rows._prepared_name(sql) for sql, _ in rows._locked_sql("5000", table.pk)}
+    assert names <= prepared_on_server()
+
+
+def test_statements_gone_from_the_server_fail_one_query_and_are_then_prepared_again(dealt):
+    """The room never drops them (no DISCARD, no pooler in transaction mode), but were
+    they gone, the connection would not stay broken."""
+    table, _, _ = dealt
+    with transaction.atomic():
+        rows.table_locked(table.pk, lock_timeout_ms=5000)
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    with pytest.raises(DatabaseError, match="does not exist"), transaction.atomic():
+        rows.table_locked(table.pk, lock_timeout_ms=5000)
+    with transaction.atomic():
+        assert rows.table_locked(table.pk, lock_timeout_ms=5000).table.pk == table.pk
+
+
+def test_a_query_that_fails_after_preparing_leaves_the_connection_preparing_afresh(dealt):
+    """PREPARE outlives a rollback: what a failed query prepared is still there, and must
+    not be prepared again under the same name (it would fail: already exists)."""
+    table, _, _ = dealt
+    divide = ("SELECT 1 / %s", [0])
+    lock = rows._locked_sql("5000", table.pk)
+    for _ in range(2):
+        with (
+            pytest.raises(DatabaseError, match="division by zero"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            rows._execute(cursor, [*lock, divide])
+    with transaction.atomic():
+        assert rows.table_locked(table.pk, lock_timeout_ms=5000).table.pk == table.pk
+        assert rows.table_locked(table.pk, lock_timeout_ms=5000).table.pk == table.pk
+
+
+def test_a_placeholder_is_numbered_in_order_and_a_percent_sign_is_refused():
+    assert rows._numbered("SELECT %s, %s WHERE x = %s") == "SELECT $1, $2 WHERE x = $3"
+    for sql in ("SELECT '100%%'", "SELECT $1"):
+        with pytest.raises(ValueError, match="cannot number"):
+            rows._numbered(sql)
