@@ -1,6 +1,7 @@
 """What /healthz checks: the services the room depends on, and whether its tables play.
 
-* `database`, `redis`: reachable.
+* `database`, `redis`: reachable (and the database's detail warns when PostgreSQL runs
+  with autovacuum off).
 * `celery`: a worker answers a ping.
 * `timers`: the timer loop (`manage.py run_timers`, tables/timers.py) ran lately: its
   leader records a heartbeat every 2 s; without one no turn times out and no hand is
@@ -37,6 +38,7 @@ logger = logging.getLogger(__name__)
 TIMERS_MAX_AGE_SECONDS = 15
 OVERDUE_TURN = timedelta(seconds=60)
 NAMED_AT_MOST = 10
+AUTOVACUUM_OFF = "autovacuum is off: turn it on in postgresql.conf"
 
 
 class Check(TypedDict):
@@ -50,8 +52,13 @@ class Unhealthy(Exception):
 
 def _database() -> str:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
-        cursor.fetchone()
+        cursor.execute("SELECT current_setting('autovacuum')")
+        (autovacuum,) = cursor.fetchone()
+    if autovacuum != "on":
+        # Not a failure: the room plays. But with it off the planner has no statistics
+        # and dead rows pile up in the tables every command updates: queries slow down
+        # and can pick plans that cost the room many times more (README, "Speed").
+        return f"reachable; {AUTOVACUUM_OFF}"
     return "reachable"
 
 

@@ -4,8 +4,10 @@ that stopped playing (paused by failing commands, or a turn overdue by over a mi
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
+from poker_room.health import AUTOVACUUM_OFF
 from tables.models import Hand, HandStatus, Heartbeat, Table, TableStatus
 from tables.timers import HEARTBEAT, timers_heartbeat
 from tests.kit import TableFactory, deal, seat_players
@@ -123,3 +125,14 @@ def test_healthz_is_503_and_names_a_hand_whose_turn_is_overdue_by_more_than_a_mi
 @pytest.mark.django_db
 def test_healthz_answers_get_only(client):
     assert client.post("/healthz").status_code == 405
+
+
+@pytest.mark.django_db
+def test_the_database_check_warns_when_autovacuum_is_off_but_does_not_fail(client):
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW autovacuum")
+        (autovacuum,) = cursor.fetchone()
+    database = client.get("/healthz").json()["checks"]["database"]
+    assert database["ok"]
+    expected = "reachable" if autovacuum == "on" else f"reachable; {AUTOVACUUM_OFF}"
+    assert database["detail"] == expected
