@@ -84,14 +84,15 @@ def measure(calls: int, rounds: int) -> dict[tuple[str, str], list[tuple[float, 
                 [value for _, params in statements for value in params],
             )
 
-    def prepared(statements) -> None:  # type: ignore[no-untyped-def]
+    def prepared(statements, first=None) -> None:  # type: ignore[no-untyped-def]
         with connection.cursor() as cursor:
-            rows._execute(cursor, statements)
+            rows._execute(cursor, statements, first=first)
 
-    lock = rows._locked_sql("5000", table.pk)
+    timeout = (rows._LOCK_TIMEOUT_SQL, ["5000"])
+    lock = rows._locked_sql(table.pk)
     ways = {
-        ("lock's read", "prepared"): lambda: prepared(lock),
-        ("lock's read", "planned each time"): lambda: planned(lock),
+        ("lock's read", "prepared"): lambda: prepared(lock, first=timeout),
+        ("lock's read", "planned each time"): lambda: planned([timeout, *lock]),
         ("action's writes", "prepared"): lambda: writes().send(),
         ("action's writes", "planned each time"): lambda: planned(writes()._statements),
     }

@@ -29,7 +29,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from django.db import DatabaseError, connection, models
+import psycopg.errors
+from django.db import DatabaseError, OperationalError, connection, models
 
 from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table
 
@@ -107,8 +108,7 @@ def table_locked(table_id: Any, *, lock_timeout_ms: int) -> Locked | None:
     if not isinstance(pk, int) or not _ID_MIN <= pk <= _ID_MAX:
         return None
     with connection.cursor() as cursor:
-        _execute(cursor, _locked_sql(str(lock_timeout_ms), pk))
-        cursor.nextset()  # past set_config's row
+        _execute(cursor, _locked_sql(pk), first=(_LOCK_TIMEOUT_SQL, [str(lock_timeout_ms)]))
         row = cursor.fetchone()
         cursor.nextset()
         seat_rows = cursor.fetchall()
@@ -126,16 +126,12 @@ def table_locked(table_id: Any, *, lock_timeout_ms: int) -> Locked | None:
     )
 
 
-def _locked_sql(lock_timeout: str, pk: int) -> list[tuple[str, list[Any]]]:
-    # set_config(..., true) is SET LOCAL as a function: it takes a parameter, as SET
-    # does not (nor can SET be prepared).
-    timeout = "SELECT set_config('lock_timeout', %s, true)"
-    return [
-        (timeout, [lock_timeout]),
-        (_table_locked_sql(), [pk]),
-        (_seats_sql(), [pk]),
-        (_hand_sql(), [pk]),
-    ]
+# set_config(..., true) is SET LOCAL as a function: it takes a parameter, as SET does not.
+_LOCK_TIMEOUT_SQL = "SELECT set_config('lock_timeout', %s, true)"
+
+
+def _locked_sql(pk: int) -> list[tuple[str, list[Any]]]:
+    return [(_table_locked_sql(), [pk]), (_seats_sql(), [pk]), (_hand_sql(), [pk])]
 
 
 @functools.cache
@@ -309,46 +305,84 @@ def _insert_sql(model: type[models.Model], rows: int) -> str:
     return f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES {values}"  # noqa: S608
 
 
-# The statements prepared on each connection, by name; None: not known (after a query
-# that failed), so the next one starts afresh.
-_prepared: "weakref.WeakKeyDictionary[Any, set[str] | None]" = weakref.WeakKeyDictionary()
+# At most this many statements are prepared on a connection; any more run as written. Each
+# holds its plan in the server's memory for the connection's life, and the statements
+# vary (an update's fields, an insert's number of rows): the common ones come first.
+PREPARED_AT_MOST = 48
+
+# What each connection has prepared: (generation, names); None: not known (after a query
+# that failed), so its next query starts afresh.
+_prepared: "weakref.WeakKeyDictionary[Any, tuple[int, set[str]] | None]" = (
+    weakref.WeakKeyDictionary()
+)
+# Raised when a prepared statement no longer fits the schema (a migration changed a column
+# it returns): every connection of the process then prepares afresh, not each after a
+# failure of its own.
+_generation = 0
 
 
-def _execute(cursor: Any, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+def _execute(
+    cursor: Any,
+    statements: Sequence[tuple[str, Sequence[Any]]],
+    *,
+    first: tuple[str, Sequence[Any]] | None = None,
+) -> None:
     """Run `statements` (SQL with %s placeholders, and their parameters), in order, in one
     query, each as a statement prepared on the connection; the cursor is left at the
     first one's result, as `execute` leaves it.
 
-    A statement not yet prepared on this connection is prepared first, in the same
-    query. After a query that failed, what the connection has is not known (PREPARE is
-    not undone by a rollback, and a failure can be a statement gone from the server):
-    the next query drops them all and prepares what it runs anew."""
+    `first` runs before anything else, as written: the lock's timeout, which must hold
+    before a PREPARE, whose parsing waits for the locks of the tables it names. A
+    statement not yet prepared on this connection is prepared in the same query, before
+    the statements run. After a query that failed, what the connection has is not known
+    (PREPARE is not undone by a rollback; a statement may be gone from the server), and
+    its next query drops them all and prepares afresh. A statement that no longer fits
+    the schema fails its command as an outage would (an `OperationalError`, not the
+    table's fault), and every connection prepares afresh."""
+    global _generation
     connection_ = cursor.connection  # psycopg's, the server session's
-    known = _prepared.get(connection_, set())
+    generation = _generation
+    entry = _prepared.get(connection_, (generation, set()))
     preparing: list[str] = []
-    if known is None:
+    if entry is None or entry[0] != generation:
         preparing.append("DEALLOCATE ALL")
-        known = set()
-    names = []
-    for sql, _ in statements:
+        known: set[str] = set()
+    else:
+        known = entry[1]
+    head, values = ([], []) if first is None else ([first[0]], list(first[1]))
+    runs = []
+    for sql, params in statements:
         name = _prepared_name(sql)
-        if name not in known and name not in names:
+        if name not in known and len(known) < PREPARED_AT_MOST:
             preparing.append(f"PREPARE {name} AS {_numbered(sql)}")
-        names.append(name)
-    executes = [
-        f"EXECUTE {name}({', '.join(['%s'] * len(params))})"
-        for name, (_, params) in zip(names, statements, strict=True)
-    ]
-    values = [value for _, params in statements for value in params]
+            known.add(name)
+        if name in known:
+            arguments = f"({', '.join(['%s'] * len(params))})" if params else ""
+            runs.append(f"EXECUTE {name}{arguments}")
+        else:
+            runs.append(sql)
+        values.extend(params)
     try:
-        cursor.execute(";\n".join(preparing + executes), values)
-    except BaseException:
+        cursor.execute(";\n".join(head + preparing + runs), values)
+    except Exception as exc:
         _prepared[connection_] = None
+        if _no_longer_fits(exc):
+            _generation += 1
+            raise OperationalError(
+                f"A prepared statement no longer fits the schema ({exc}); the room's "
+                "connections prepare their statements again."
+            ) from exc
         raise
-    known.update(names)
-    _prepared[connection_] = known
-    for _ in preparing:
+    _prepared[connection_] = (generation, known)
+    for _ in range(len(head) + len(preparing)):
         cursor.nextset()
+
+
+def _no_longer_fits(exc: Exception) -> bool:
+    cause = exc.__cause__
+    return isinstance(cause, psycopg.errors.InvalidSqlStatementName) or (
+        isinstance(cause, psycopg.errors.FeatureNotSupported) and "cached plan" in str(cause)
+    )
 
 
 @functools.cache

@@ -2,15 +2,21 @@
 the ORM's own would, on the real PostgreSQL."""
 
 import threading
+from collections.abc import Iterator
 
+import psycopg
 import pytest
+from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, connections, transaction
 from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
 from tables import rows
 from tables.engine.state import HandState
+from tables.exceptions import TableBusy
 from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table
+from tables.services.command import TableCommand, table_command
+from tests.conftest import database_url_for
 from tests.kit import StakeLevelFactory, TableFactory, deal, table_with_players
 
 pytestmark = pytest.mark.django_db
@@ -228,9 +234,11 @@ def test_each_statement_is_prepared_once_on_a_connection_and_run_by_name(dealt):
         rows.table_locked(table.pk, lock_timeout_ms=5000)
         rows.table_locked(table.pk, lock_timeout_ms=5000)
     first, second = (q["sql"] for q in queries)
-    assert first.count("PREPARE ") == 4 and first.count("EXECUTE ") == 4
-    assert "PREPARE " not in second and second.count("EXECUTE ") == 4
-    names = {rows._prepared_name(sql) for sql, _ in rows._locked_sql("5000", table.pk)}
+    assert first.count("PREPARE ") == 3 and first.count("EXECUTE ") == 3
+    assert "PREPARE " not in second and second.count("EXECUTE ") == 3
+    # The lock's timeout comes first, as written: a PREPARE waits for locks too.
+    assert first.startswith(rows._LOCK_TIMEOUT_SQL.replace("%s", "'5000'"))
+    names = {rows._prepared_name(sql) for sql, _ in rows._locked_sql(table.pk)}
     assert names <= prepared_on_server()
 
 
@@ -253,7 +261,7 @@ def test_a_query_that_fails_after_preparing_leaves_the_connection_preparing_afre
     not be prepared again under the same name (it would fail: already exists)."""
     table, _, _ = dealt
     divide = ("SELECT 1 / %s", [0])
-    lock = rows._locked_sql("5000", table.pk)
+    lock = rows._locked_sql(table.pk)
     for _ in range(2):
         with (
             pytest.raises(DatabaseError, match="division by zero"),
@@ -271,3 +279,104 @@ def test_a_placeholder_is_numbered_in_order_and_a_percent_sign_is_refused():
     for sql in ("SELECT '100%%'", "SELECT $1"):
         with pytest.raises(ValueError, match="cannot number"):
             rows._numbered(sql)
+
+
+def test_statements_past_the_limit_run_as_written_and_a_statement_without_parameters_runs(
+    dealt, monkeypatch
+):
+    table, _, _ = dealt
+    as_a_new_session()
+    monkeypatch.setattr(rows, "PREPARED_AT_MOST", 1)
+    statements = [(rows._seats_sql(), [table.pk]), ("SELECT 41 + 1", [])]
+    with CaptureQueriesContext(connection) as queries, connection.cursor() as cursor:
+        rows._execute(cursor, statements)
+        seat_rows = cursor.fetchall()
+        cursor.nextset()
+        assert cursor.fetchone() == (42,)
+    assert len(seat_rows) == 3
+    assert queries[0]["sql"].endswith("SELECT 41 + 1")  # as written: past the limit
+    monkeypatch.setattr(rows, "PREPARED_AT_MOST", 48)
+    with CaptureQueriesContext(connection) as queries, connection.cursor() as cursor:
+        rows._execute(cursor, statements)
+        cursor.nextset()
+        assert cursor.fetchone() == (42,)
+    assert queries[0]["sql"].endswith(f"EXECUTE {rows._prepared_name('SELECT 41 + 1')}")
+
+
+@table_command
+def command_noop(cmd: TableCommand) -> int:
+    return cmd.table.pk
+
+
+@pytest.fixture
+def other_session() -> Iterator[psycopg.Connection]:
+    with psycopg.connect(database_url_for(settings.DATABASES["default"])) as other:
+        yield other
+
+
+def in_a_thread(call) -> list:  # type: ignore[no-untyped-def]
+    """What `call` returned or raised, run on a thread of its own (a connection of its own)."""
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except Exception as exc:
+            outcome.append(exc)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the command waited past its lock timeout"
+    return outcome
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_preparing_its_statements_waits_for_a_lock_no_longer_than_a_command_does(
+    settings, other_session
+):
+    """Parsing a PREPARE takes the locks of the tables it names: behind a migration's lock
+    on the tables (or a queue behind a stuck transaction), a connection that must prepare
+    is refused busy after the lock timeout, as one that has prepared is."""
+    settings.TABLE_LOCK_TIMEOUT_MS = 200
+    table = TableFactory()
+
+    def prepare_then_command() -> int:
+        as_a_new_session()
+        return command_noop(table_id=table.pk)
+
+    other_session.execute(f'LOCK TABLE "{Table._meta.db_table}" IN ACCESS EXCLUSIVE MODE')
+    (outcome,) = in_a_thread(prepare_then_command)
+    other_session.rollback()
+    assert isinstance(outcome, TableBusy)
+    assert in_a_thread(lambda: command_noop(table_id=table.pk)) == [table.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_column_changed_under_a_prepared_statement_fails_one_command_as_an_outage(
+    other_session,
+):
+    """A migration that changes the type of a column a prepared statement returns: that
+    statement fails ("cached plan must not change result type"). The command fails as in
+    an outage (not counted on the table, which would pause it), and every connection of
+    the process prepares afresh."""
+    table = TableFactory()
+    column = f'ALTER TABLE "{Table._meta.db_table}" ALTER COLUMN "name" TYPE varchar(%s)'
+    length = Table._meta.get_field("name").max_length
+    assert command_noop(table_id=table.pk) == table.pk  # prepared
+    generation = rows._generation
+    other_session.execute(column % (length + 20))
+    other_session.commit()
+    try:
+        with pytest.raises(OperationalError, match="no longer fits the schema"):
+            command_noop(table_id=table.pk)
+        assert rows._generation == generation + 1
+        assert command_noop(table_id=table.pk) == table.pk
+        stored = Table.objects.get(pk=table.pk)
+        assert (stored.failure_count, stored.paused_reason) == (0, "")
+    finally:
+        other_session.execute(column % length)
+        other_session.commit()
+        rows._generation += 1  # the change undone: the next tests' connections prepare afresh
