@@ -1,19 +1,24 @@
-"""Django's PostgreSQL backend, with a pool that checks a connection on loan only when it
-has been idle.
+"""Django's PostgreSQL backend, with a pool that checks a connection on loan with a round
+trip only when it has idled, or when the server has said something since.
 
 Django's pool (with CONN_HEALTH_CHECKS) checks every connection it lends with a round
 trip to the server (psycopg_pool's `check_connection`). A web process's database thread
 borrows a connection for every table command and gives it back after (CONN_MAX_AGE is 0
 with a pool), so that check was one round trip in five of every action, the server's
-and this process's CPU included (bench/pool_loan.py measures it). A connection given back
-moments ago was working then; the check is kept for one that has lain in the pool for
-longer than `FRESH_FOR` seconds, where a restart or a dropped network can have killed it
-unseen. One killed within that window fails the one use that finds it, as a connection
-lost during a command does: Django then sees it unusable and the pool discards it.
+and this process's CPU included (bench/pool_loan.py measures it).
+
+A connection given back less than `FRESH_FOR` seconds ago, with nothing to read on its
+socket, is lent without one. A server that ends a session (a restart, a backend
+terminated, a crash) writes a last message and closes the socket: both make it readable,
+and such a connection gets the round trip, which finds it dead, and the pool replaces it
+before anyone uses it. A socket says nothing about a network gone silent, but neither
+does a round trip, which would wait for TCP to give up; one idle for longer than
+`FRESH_FOR` (where a firewall may have forgotten it) is checked as before.
 
 Everything else is Django's backend unchanged (ENGINE "poker_room.postgres").
 """
 
+import select
 import time
 import weakref
 
@@ -27,17 +32,20 @@ FRESH_FOR = 1.0  # seconds
 _returned_at: "weakref.WeakKeyDictionary[Connection, float]" = weakref.WeakKeyDictionary()
 
 
-def connection_returned(connection: Connection) -> None:
-    """The pool's `reset` callback: a connection is given back in working order."""
-    _returned_at[connection] = time.monotonic()
-
-
 def connection_check(connection: Connection) -> None:
-    """The pool's `check` on loan: a round trip, unless the connection came back fresh."""
+    """The pool's `check` on loan: a round trip, unless the connection came back moments
+    ago and its server has not written to it since."""
     returned = _returned_at.get(connection)
-    if returned is not None and time.monotonic() - returned < FRESH_FOR:
-        return
-    ConnectionPool.check_connection(connection)
+    if returned is None or time.monotonic() - returned >= FRESH_FOR or _readable(connection):
+        ConnectionPool.check_connection(connection)
+
+
+def _readable(connection: Connection) -> bool:
+    # An idle session has nothing to say: anything waiting (an error, the end of the
+    # stream) is the server giving up on it. poll(), not select(): any descriptor number.
+    poller = select.poll()
+    poller.register(connection.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
+    return bool(poller.poll(0))
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
@@ -60,9 +68,16 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 open=False,
                 configure=self._configure_connection,
                 check=connection_check if checks else None,
-                reset=connection_returned,
                 **options,
             )
             # As Django: the first of several threads to get here wins.
             self._connection_pools.setdefault(self.alias, pool)
         return self._connection_pools[self.alias]
+
+    def _close(self) -> None:
+        # Stamped here rather than by the pool's `reset` callback: with one, psycopg_pool
+        # gives every connection back on a worker thread, later, and lends new ones
+        # meanwhile (and Django's errors on giving back would go unseen).
+        if self.connection is not None and self.pool:
+            _returned_at[self.connection] = time.monotonic()
+        super()._close()

@@ -1,11 +1,13 @@
-"""The pool checks a connection on loan only when it has been idle (poker_room/postgres).
+"""The pool checks a connection on loan only when it has idled or its server wrote to it
+(poker_room/postgres).
 
 Django's own check was a round trip for every loan, and a web process's database thread
 borrows a connection for every table command: one round trip in five of an action.
-The pool's behaviour is tested on a pool of one connection with the room's callbacks, so
-that which connection is lent is known.
+The pool's behaviour is tested on a pool of one connection with the room's check, so that
+which connection is lent is known.
 """
 
+import time
 from collections.abc import Iterator
 
 import psycopg
@@ -39,31 +41,35 @@ def checks(monkeypatch) -> list[psycopg.Connection]:
 def pool() -> Iterator[ConnectionPool]:
     url = database_url_for(settings.DATABASES["default"])
     with ConnectionPool(
-        url,
-        min_size=1,
-        max_size=1,
-        check=postgres.connection_check,
-        reset=postgres.connection_returned,
-        kwargs={"autocommit": True},
+        url, min_size=1, max_size=1, check=postgres.connection_check, kwargs={"autocommit": True}
     ) as pool:
         yield pool
 
 
 def backend_pid(pool: ConnectionPool) -> int:
+    """One use of a connection of the pool, given back as Django's connection does."""
     with pool.connection() as conn:
-        return conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        postgres._returned_at[conn] = time.monotonic()
+        return pid
 
 
 def terminate(pid: int) -> None:
+    """End a session from the server's side, and wait until it is gone."""
     with maintenance_connection() as maintenance:
-        maintenance.execute("SELECT pg_terminate_backend(%s)", [pid])
+        maintenance.execute("SELECT pg_terminate_backend(%s, 5000)", [pid])
 
 
-def test_the_room_pools_its_connections_with_these_callbacks():
+def test_the_room_pools_its_connections_with_this_check_and_stamps_them_when_given_back():
     wrapper = connections["default"]
     assert type(wrapper).__module__ == "poker_room.postgres.base"
     assert wrapper.pool._check is postgres.connection_check
-    assert wrapper.pool._reset is postgres.connection_returned
+    assert wrapper.pool._reset is None  # a reset callback would give back on a thread
+    wrapper.ensure_connection()
+    raw = wrapper.connection
+    before = time.monotonic()
+    wrapper.close()
+    assert postgres._returned_at[raw] >= before
 
 
 def test_a_connection_given_back_moments_ago_is_lent_again_without_a_round_trip(pool, checks):
@@ -89,11 +95,25 @@ def test_a_connection_that_died_while_idle_is_replaced_before_anyone_uses_it(poo
     assert backend_pid(pool) != dead  # the check found it dead: the pool lent a new one
 
 
-def test_a_connection_that_died_moments_after_use_fails_once_and_is_then_replaced(pool):
-    """The price of the window: the one use that finds it dead fails, as a connection
-    lost mid-command does, and the pool discards it."""
+def test_a_connection_whose_session_the_server_ended_moments_after_use_is_replaced(pool, checks):
+    """A restart or a terminated backend writes to the socket and closes it: the check
+    sees something to read and makes its round trip, which finds the connection dead."""
     dead = backend_pid(pool)
     terminate(dead)
-    with pytest.raises(psycopg.OperationalError):
-        backend_pid(pool)
     assert backend_pid(pool) != dead
+    assert checks  # the dead one was checked
+
+
+def test_a_request_after_the_server_ended_every_session_is_served(client):
+    """A restart, as the room's processes see it: every pooled connection's session ends
+    on the server's side, moments after use; the next request is served as before."""
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SELECT 1")
+    connections["default"].close()  # given back just now
+    with maintenance_connection() as maintenance:
+        maintenance.execute(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            [settings.DATABASES["default"]["NAME"]],
+        )
+    assert client.get("/lobby.json").status_code == 200
