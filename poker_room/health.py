@@ -52,14 +52,23 @@ class Unhealthy(Exception):
 
 def _database() -> str:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('autovacuum')")
-        (autovacuum,) = cursor.fetchone()
+        cursor.execute("SELECT current_setting('autovacuum'), current_setting('track_counts')")
+        autovacuum, track_counts = cursor.fetchone()
+    warning = vacuum_warning(autovacuum=autovacuum, track_counts=track_counts)
+    return "reachable" if warning is None else f"reachable; {warning}"
+
+
+def vacuum_warning(*, autovacuum: str, track_counts: str) -> str | None:
+    """What to tell an operator whose PostgreSQL will not vacuum and analyze by itself.
+
+    Not a failure: the room plays. But with either setting off the planner has no
+    statistics and dead rows pile up in the tables every command updates: queries slow
+    down and can pick plans that cost the room many times more (README, "Speed")."""
     if autovacuum != "on":
-        # Not a failure: the room plays. But with it off the planner has no statistics
-        # and dead rows pile up in the tables every command updates: queries slow down
-        # and can pick plans that cost the room many times more (README, "Speed").
-        return f"reachable; {AUTOVACUUM_OFF}"
-    return "reachable"
+        return AUTOVACUUM_OFF
+    if track_counts != "on":
+        return "track_counts is off, and autovacuum cannot run without it: turn it on"
+    return None
 
 
 def _redis() -> str:

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from poker_room.health import AUTOVACUUM_OFF
+from poker_room.health import AUTOVACUUM_OFF, vacuum_warning
 from tables.models import Hand, HandStatus, Heartbeat, Table, TableStatus
 from tables.timers import HEARTBEAT, timers_heartbeat
 from tests.kit import TableFactory, deal, seat_players
@@ -128,11 +128,17 @@ def test_healthz_answers_get_only(client):
 
 
 @pytest.mark.django_db
-def test_the_database_check_warns_when_autovacuum_is_off_but_does_not_fail(client):
+def test_the_database_check_warns_as_the_servers_settings_say_but_does_not_fail(client):
     with connection.cursor() as cursor:
-        cursor.execute("SHOW autovacuum")
-        (autovacuum,) = cursor.fetchone()
+        cursor.execute("SELECT current_setting('autovacuum'), current_setting('track_counts')")
+        autovacuum, track_counts = cursor.fetchone()
     database = client.get("/healthz").json()["checks"]["database"]
     assert database["ok"]
-    expected = "reachable" if autovacuum == "on" else f"reachable; {AUTOVACUUM_OFF}"
-    assert database["detail"] == expected
+    warning = vacuum_warning(autovacuum=autovacuum, track_counts=track_counts)
+    assert database["detail"] == ("reachable" if warning is None else f"reachable; {warning}")
+
+
+def test_the_vacuum_warning_names_the_setting_that_is_off():
+    assert vacuum_warning(autovacuum="on", track_counts="on") is None
+    assert vacuum_warning(autovacuum="off", track_counts="on") == AUTOVACUUM_OFF
+    assert "track_counts is off" in vacuum_warning(autovacuum="on", track_counts="off")
