@@ -348,7 +348,7 @@ def _execute(
         preparing.append("DEALLOCATE ALL")
         known: set[str] = set()
     else:
-        known = entry[1]
+        known = set(entry[1])  # the connection's own only once the query has run
     head, values = ([], []) if first is None else ([first[0]], list(first[1]))
     runs = []
     for sql, params in statements:
@@ -364,9 +364,9 @@ def _execute(
         values.extend(params)
     try:
         cursor.execute(";\n".join(head + preparing + runs), values)
-    except Exception as exc:
+    except BaseException as exc:  # interrupted too: what ran of the query is not known
         _prepared[connection_] = None
-        if _no_longer_fits(exc):
+        if isinstance(exc, Exception) and _no_longer_fits(exc):
             _generation += 1
             raise OperationalError(
                 f"A prepared statement no longer fits the schema ({exc}); the room's "
