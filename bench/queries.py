@@ -13,7 +13,9 @@ It prints, per command, the statements of the median and the worst call, the med
 of this process (the command as a web process or worker runs it, its publish included)
 and of its PostgreSQL backend (from /proc), the WAL it wrote (the server's, so with the
 machine otherwise idle: unlike the CPU, the same from run to run), and the statements
-of the median `act` by kind (SELECT / INSERT / UPDATE / other). `--profile N` adds the
+of the median `act` by kind (SELECT / INSERT / UPDATE / other), and how many updates of
+the hands, tables and seats PostgreSQL made in place (HOT: no index entry written, the
+old version pruned from the page). `--profile N` adds the
 N costliest functions of all the `act` calls, from cProfile.
 """
 
@@ -42,6 +44,7 @@ def main() -> int:
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         counts, kinds, cpu = measure(args.hands, profile_top=args.profile)
+        in_place = updates_in_place(connection)
     finally:
         connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
     print(
@@ -64,7 +67,21 @@ def main() -> int:
         print(f"| {name} | {row} |")
     print()
     print("median `act` by kind:", dict(kinds))
+    print()
+    for table, (updates, hot) in in_place.items():
+        print(f"{table}: {hot:,} of {updates:,} row updates in place (HOT, no index entry written)")
     return 0
+
+
+def updates_in_place(connection) -> dict[str, tuple[int, int]]:  # type: ignore[no-untyped-def]
+    """Row updates and those made in place (HOT) of the tables every command writes."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")  # this backend's counts, now
+        cursor.execute(
+            "SELECT relname, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables"
+            " WHERE relname IN ('tables_hand', 'tables_table', 'tables_seat') ORDER BY relname"
+        )
+        return {name: (updates, hot) for name, updates, hot in cursor.fetchall()}
 
 
 def backend_cpu_seconds(connection) -> float:  # type: ignore[no-untyped-def]

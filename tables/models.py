@@ -299,9 +299,12 @@ class Hand(models.Model):
     after the hand (RULES §9).
     """
 
-    # No index of its own (`hand_unique_number` serves lookups by table, as on Seat):
-    # every index is one more entry written at each action (the row's updates are never
-    # in place: each moves the indexed `turn_deadline`).
+    # No index of its own (`hand_unique_number` serves lookups by table, as on Seat). No
+    # index may cover a column an action changes (`HAND_FIELDS_OF_PLAY` in
+    # tables/services/command.py; tests/foundation/test_schema.py checks):
+    # PostgreSQL then updates the row in place (HOT), writing no index entry, and prunes
+    # its old versions from the page without a vacuum. Indexing `turn_deadline` wrote
+    # an entry in each of the hand's four indexes at every action.
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="hands", db_index=False)
     number = models.PositiveIntegerField(help_text="Counts the table's hands from 1.")
     status = models.CharField(
@@ -331,14 +334,6 @@ class Hand(models.Model):
                 condition=Q(status="in_progress"),
                 name="hand_one_in_progress_per_table",
             ),
-        ]
-        indexes = [
-            # The timer loop's turns due (tables/timers.py): only hands in progress.
-            models.Index(
-                fields=["turn_deadline"],
-                condition=Q(status="in_progress"),
-                name="hand_turn_deadline_live",
-            )
         ]
 
     def __str__(self) -> str:

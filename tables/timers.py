@@ -4,10 +4,11 @@ Every deadline of a table already lives in its rows: a hand in progress has its 
 `turn_deadline`, and a table due a deal has `next_hand_at` (set when a hand ends, to the
 end of the pause, or to "now" by a command that may make a deal possible: a player sits
 down, comes back, tops up; an admin opens the table). One loop (`timers_loop`, run by
-`manage.py run_timers`) selects what is due through two partial indexes, runs each item
-through the same idempotent table command a player's request would race with
-(`turn_timeout`, `hand_start_due`), then sleeps until the earliest deadline it saw, at
-most `WAKE_AT_LEAST_EVERY`, so that a deadline another process sets is seen soon.
+`manage.py run_timers`) selects what is due through two partial indexes (the hands in
+progress, the tables due a deal), runs each item through the same idempotent table
+command a player's request would race with (`turn_timeout`, `hand_start_due`), then
+sleeps until the earliest deadline it saw, at most `WAKE_AT_LEAST_EVERY`, so that a
+deadline another process sets is seen soon.
 Nothing is held in a process's memory: a killed loop loses nothing, and the next one
 (or the restarted one) finds every deadline where it was.
 
@@ -162,10 +163,12 @@ def timers_run_due(
     table (status) still plays out its hand but deals no more.
     """
     until = now + horizon
-    # The hands alone, through their deadline index: joined to the tables (for the paused
-    # ones), the planner could lead with the tables and scan the index once per table,
-    # dead entries included (98 ms a pass at 200 tables, PostgreSQL's CPU a decision
-    # doubled). The few tables paused by failures are left out after.
+    # The hands in progress alone (one a table, through `hand_one_in_progress_per_table`;
+    # the deadline is not indexed, so that an action's update of its hand is made in
+    # place): joined to the tables (for the paused ones), the planner could lead with the
+    # tables and scan the index once per table (98 ms a pass at 200 tables once, with an
+    # index on the deadlines and its dead entries). The few tables paused by failures are
+    # left out after.
     turns = list(
         Hand.objects.filter(status=HandStatus.IN_PROGRESS, turn_deadline__lte=until)
         .order_by("turn_deadline")

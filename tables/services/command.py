@@ -89,18 +89,20 @@ OUTAGES: tuple[type[Exception], ...] = (
     OSError,
 )
 
-# What a command may change on a hand; the rest (table, number, button, deck commitment,
-# salt, start) is fixed when the hand is dealt, and not written again at every action.
-HAND_FIELDS_CHANGING = (
-    "status",
+# What an action may change on a hand. No index covers any of them (tests/foundation/
+# test_schema.py), so that PostgreSQL updates the row in place (HOT) at every action.
+HAND_FIELDS_OF_PLAY = (
     "state",
     "turn_version",
     "turn_deadline",
     "turn_bonus_used",
     "events_logged",
     "rake",
-    "ended_at",
 )
+# What a command may change on a hand: those, and its status and end once it is over. The
+# rest (table, number, button, deck commitment, salt, start) is fixed when the hand is
+# dealt, and not written again at every action.
+HAND_FIELDS_CHANGING = ("status", *HAND_FIELDS_OF_PLAY, "ended_at")
 
 P = ParamSpec("P")
 R = TypeVar("R")
