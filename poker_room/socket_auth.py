@@ -1,27 +1,37 @@
-"""Who a WebSocket belongs to: the room's session cookie, read once at the handshake.
+"""Who a WebSocket belongs to: the room's session cookie, read once, after the handshake.
 
 Channels' `AuthMiddlewareStack` wraps every socket's `send` in its `SessionMiddleware`'s
 `InstanceSessionWrapper`, which saves a changed session, but only on an HTTP response
 (`save_message_types`), never on a WebSocket frame: for a socket the wrapper only asks
 the lazy session whether it changed, for every frame sent (about 3 % of a web process's
-CPU at 50 tables, py-spy). A socket reads its session (AuthMiddleware finds the user in
-it) and never writes it, so `socket_auth` loads the session store as channels does and
-passes `send` on untouched. (A session that fails its hash check is flushed by
-AuthMiddleware's `get_user`, which deletes it from the store itself.)
+CPU at 50 tables, py-spy). A socket reads its session and never writes it, so
+`socket_auth` loads the session store as channels does and passes `send` on untouched.
+
+Nor does it look the user up before the socket is accepted, as channels' `AuthMiddleware`
+does: that query waits its turn on the process's database thread, behind every table
+command queued there, and under load the wait outlasted daphne's handshake timeout (5 s).
+Each handshake cut came back as another, with another query queued for nobody: at 500
+tables about 13,000 in a 90 s run (issue #15). The consumer accepts first and then asks
+`socket_user`, which finds the user in the session as `AuthMiddleware` does (a session
+that fails its hash check is flushed by channels' `get_user`, which deletes it from the
+store itself).
 """
 
 from importlib import import_module
 from typing import Any
 
-from channels.auth import AuthMiddleware
+from channels.auth import get_user
 from channels.sessions import CookieMiddleware
 from django.conf import settings
+
+from accounts.models import User
 
 ASGIApp = Any
 
 
 class SocketSessionMiddleware:
-    """`scope["session"]`: the session of the cookie (an empty one without it)."""
+    """`scope["session"]`: the session of the cookie (an empty one without it), lazy: the
+    store is read when first asked (by `socket_user`)."""
 
     def __init__(self, inner: ASGIApp) -> None:
         self.inner = inner
@@ -35,5 +45,15 @@ class SocketSessionMiddleware:
 
 
 def socket_auth(inner: ASGIApp) -> ASGIApp:
-    """`scope["user"]` from the session cookie, as channels' AuthMiddlewareStack."""
-    return CookieMiddleware(SocketSessionMiddleware(AuthMiddleware(inner)))
+    """`scope["session"]` from the session cookie; the user is `socket_user`'s to find."""
+    return CookieMiddleware(SocketSessionMiddleware(inner))
+
+
+async def socket_user(scope: dict[str, Any]) -> User | None:
+    """The socket's player, or None for a spectator (no session, an unknown or ended one,
+    or one whose password changed since it logged in). A `user` already in the scope (a
+    test's, or an outer `AuthMiddleware`'s) is taken as it is."""
+    user = scope.get("user")
+    if user is None:
+        user = scope["user"] = await get_user(scope)
+    return user if user.is_authenticated else None

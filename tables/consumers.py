@@ -58,8 +58,10 @@ from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
 from django.db import DataError, connection, transaction
 
+from accounts.models import User
 from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
+from poker_room.socket_auth import socket_user
 from tables.commands import COMMANDS, CommandError, Snapshot, command_parse
 from tables.events import messages_from_group, player_presence_group
 from tables.exceptions import TableError
@@ -134,10 +136,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
-        user = self.scope.get("user")
-        self.user = user if user is not None and user.is_authenticated else None
-        # Read once: `user` is a lazy object, costly to ask for every message.
-        self.viewer_id: int | None = self.user.id if self.user is not None else None
+        self.user: User | None = None  # found once the socket is accepted (_connect)
+        self.viewer_id: int | None = None
         self.last_seq = 0
         self.connection_id = uuid.uuid4().hex
         self.bucket = TokenBucket(capacity=self.rate_burst, rate=self.rate_per_second)
@@ -162,6 +162,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # A client also learns why it is closed (4404, 1013): a handshake refused instead
         # shows a browser only 1006.
         await self.accept()
+        # The user too, found only now (poker_room/socket_auth.py): the handshake never
+        # waits for the database thread, the rest of the connect does.
+        self.user = await socket_user(self.scope)
+        self.viewer_id = self.user.id if self.user is not None else None
         if not await database_sync_to_async(Table.objects.filter(pk=self.table_id).exists)():
             await self.close(code=4404)
             return

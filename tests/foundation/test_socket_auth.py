@@ -1,6 +1,10 @@
 """Who a table socket belongs to (poker_room/socket_auth.py): the session cookie of the
 handshake names the player; no cookie, an unknown or ended session, or one whose
-password changed since it logged in makes a spectator, who may watch and not play."""
+password changed since it logged in makes a spectator, who may watch and not play. The
+handshake is accepted before anything waits for the database."""
+
+import asyncio
+import threading
 
 import pytest
 from channels.db import database_sync_to_async
@@ -82,3 +86,25 @@ async def test_a_password_changed_since_the_log_in_ends_the_session():
     await ws.disconnect()
     # Flushed: the stolen cookie is worth nothing anywhere now.
     assert not await database_sync_to_async(Session.objects.filter(session_key=key).exists)()
+
+
+async def test_the_handshake_is_accepted_while_the_database_thread_is_busy():
+    # Under load the process's one database thread has a queue of table commands; a
+    # handshake that waited there for its user outlasted daphne's handshake timeout,
+    # and every one cut came back as another (issue #15, 500 tables).
+    table = await database_sync_to_async(TableFactory)()
+    dave = await database_sync_to_async(funded_player)(username="dave")
+    headers = [*SITE, (b"cookie", f"sessionid={await _logged_in(dave)}".encode())]
+    release = threading.Event()
+    busy = asyncio.ensure_future(database_sync_to_async(release.wait)())  # holds the thread
+    try:
+        ws = WebsocketCommunicator(application, f"/ws/tables/{table.id}/", headers=headers)
+        connected, _ = await ws.connect(timeout=2)
+        assert connected
+        assert await ws.receive_nothing(timeout=0.3)  # the snapshot waits for the thread
+    finally:
+        release.set()
+        await busy
+    assert (await ws.receive_json_from(timeout=5))["type"] == "snapshot"
+    assert (await _sit(ws))["type"] == "ack"  # the socket is dave's
+    await ws.disconnect()
