@@ -15,8 +15,8 @@ and of its PostgreSQL backend (from /proc), the WAL it wrote (the server's, so w
 machine otherwise idle: unlike the CPU, the same from run to run), and the statements
 of the median `act` by kind (SELECT / INSERT / UPDATE / other), and how many updates of
 the hands, tables and seats PostgreSQL made in place (HOT: no index entry written, the
-old version pruned from the page). `--profile N` adds the
-N costliest functions of all the `act` calls, from cProfile.
+old version pruned from the page). `--profile N` adds the N costliest functions of all
+the `act` calls (`--profile-of deal`: of the deals), from cProfile.
 """
 
 import argparse
@@ -33,6 +33,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=20)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
+    parser.add_argument("--profile-of", choices=("act", "deal", "sit"), default="act")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "poker_room.settings.test")
     os.environ.setdefault("TEST_DATABASE_NAME", "bench_queries")
@@ -43,7 +44,7 @@ def main() -> int:
 
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
-        counts, kinds, cpu = measure(args.hands, profile_top=args.profile)
+        counts, kinds, cpu = measure(args.hands, profile_top=args.profile, profiled=args.profile_of)
         in_place = updates_in_place(connection)
     finally:
         connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
@@ -107,7 +108,7 @@ def wal_bytes_since(connection, start: str) -> int:  # type: ignore[no-untyped-d
 
 
 def measure(
-    hands: int, *, profile_top: int = 0
+    hands: int, *, profile_top: int = 0, profiled: str = "act"
 ) -> tuple[dict[str, list[int]], Counter[str], dict[str, list[float]]]:
     import cProfile
     import pstats
@@ -147,7 +148,7 @@ def measure(
 
     def counted(name: str, call):  # type: ignore[no-untyped-def]
         sends[0] = 0
-        profiling = profile is not None and name == "act"
+        profiling = profile is not None and name == profiled
         # The PostgreSQL figure includes one `SELECT pg_backend_pid()` of the reading.
         server = backend_cpu_seconds(connection)
         wal = wal_position(connection)
