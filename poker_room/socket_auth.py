@@ -52,8 +52,11 @@ def socket_auth(inner: ASGIApp) -> ASGIApp:
 async def socket_user(scope: dict[str, Any]) -> User | None:
     """The socket's player, or None for a spectator (no session, an unknown or ended one,
     or one whose password changed since it logged in). A `user` already in the scope (a
-    test's, or an outer `AuthMiddleware`'s) is taken as it is."""
+    test's, or an outer `AuthMiddleware`'s) is taken as it is; a scope with neither a
+    user nor a session (a consumer a test runs bare) is a spectator's."""
     user = scope.get("user")
     if user is None:
+        if "session" not in scope:
+            return None
         user = scope["user"] = await get_user(scope)
     return user if user.is_authenticated else None
