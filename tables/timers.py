@@ -163,12 +163,11 @@ def timers_run_due(
     table (status) still plays out its hand but deals no more.
     """
     until = now + horizon
-    # The hands in progress alone (one a table, through `hand_one_in_progress_per_table`;
-    # the deadline is not indexed, so that an action's update of its hand is made in
-    # place): joined to the tables (for the paused ones), the planner could lead with the
-    # tables and scan the index once per table (98 ms a pass at 200 tables once, with an
-    # index on the deadlines and its dead entries). The few tables paused by failures are
-    # left out after.
+    # The hands in progress alone, one a table, through `hand_one_in_progress_per_table`
+    # (the deadline is not indexed, so that an action's update of its hand is made in
+    # place). Not joined to the tables for the paused ones: the planner could then lead
+    # with the tables and scan the hands once per table (98 ms a pass at 200 tables, when
+    # the deadlines had an index). The few tables paused by failures are left out after.
     turns = list(
         Hand.objects.filter(status=HandStatus.IN_PROGRESS, turn_deadline__lte=until)
         .order_by("turn_deadline")

@@ -9,7 +9,9 @@ import threading
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth.backends import ModelBackend
 from django.contrib.sessions.models import Session
+from django.db import OperationalError
 from django.test import Client
 
 from poker_room.asgi import application
@@ -108,3 +110,22 @@ async def test_the_handshake_is_accepted_while_the_database_thread_is_busy():
     assert (await ws.receive_json_from(timeout=5))["type"] == "snapshot"
     assert (await _sit(ws))["type"] == "ack"  # the socket is dave's
     await ws.disconnect()
+
+
+async def test_a_database_fault_while_finding_the_user_closes_with_1013_after_the_accept(
+    monkeypatch,
+):
+    # The look-up now runs inside the consumer's connect, after the accept: a fault there
+    # is "try again later" (1013), as any other while connecting, never a cut handshake.
+    table = await database_sync_to_async(TableFactory)()
+    erin = await database_sync_to_async(funded_player)(username="erin")
+    headers = [*SITE, (b"cookie", f"sessionid={await _logged_in(erin)}".encode())]
+
+    def down(self, user_id):
+        raise OperationalError("the database system is starting up")
+
+    monkeypatch.setattr(ModelBackend, "get_user", down)
+    ws = WebsocketCommunicator(application, f"/ws/tables/{table.id}/", headers=headers)
+    assert await ws.connect(timeout=2) == (True, None)
+    closed = await ws.receive_output(timeout=5)
+    assert (closed["type"], closed["code"]) == ("websocket.close", 1013)
