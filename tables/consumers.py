@@ -41,7 +41,6 @@ snapshot). Messages the snapshot already covers are dropped.
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
 import time
@@ -55,7 +54,6 @@ from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
-from channels.utils import await_many_dispatch
 from django.db import DataError, connection, transaction
 
 from accounts.models import User
@@ -108,20 +106,42 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     rate_per_second: ClassVar[float] = RATE_PER_SECOND
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        """Channels' own loop (channels.consumer.AsyncConsumer.__call__, pinned), with the
-        table's feed as a third source: its messages are dispatched one at a time with
-        the socket's frames and the channel layer's messages, never beside a handler."""
+        """Channels' consumer loop (channels.consumer.AsyncConsumer.__call__), reshaped:
+        the socket's frames and the table's feed arrive in one queue, the inbox, and are
+        dispatched from it one at a time, never beside a handler.
+
+        Channels' own loop (`await_many_dispatch`) waits on a task per source with
+        `asyncio.wait` and makes a new task for every message, and every message of the
+        table to every socket went through it: about a twentieth of a web process under
+        load (py-spy, issue #15). Here the feed puts its messages straight into the
+        inbox, and one task moves the socket's frames there as they come.
+
+        Nothing is sent to a table socket's channel: its name only counts the player's
+        sockets in their presence group (`player_presence_group`), so the channel layer
+        is not read here."""
         self.scope = scope
         self.inbox = new_inbox()
         self.following = False  # the inbox is joined to the table's feed
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.channel_name = await self.channel_layer.new_channel()
-        self.channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
         self.server_send = send
-        with contextlib.suppress(StopConsumer):
-            await await_many_dispatch(
-                [receive, self.channel_receive, self.inbox.get], self.dispatch
-            )
+        frames = asyncio.get_running_loop().create_task(self._frames_to_inbox(receive))
+        try:
+            while True:
+                await self.dispatch(await self.inbox.get())
+        except StopConsumer:
+            pass
+        finally:
+            frames.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await frames
+
+    async def _frames_to_inbox(self, receive: Any) -> None:
+        # The inbox holds INBOX_SIZE messages: a socket whose handlers fall that far
+        # behind reads no more frames until they catch up (the server buffers them),
+        # and the feed drops its newest messages meanwhile (the viewer resyncs).
+        while True:
+            await self.inbox.put(await receive())
 
     async def base_send(self, message: dict[str, Any]) -> None:
         """Send to the socket; a socket closed meanwhile takes nothing more.

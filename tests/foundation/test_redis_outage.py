@@ -225,10 +225,10 @@ def test_the_celery_worker_survives_a_redis_restart(private_redis, settings, mon
 async def test_a_table_socket_stays_open_through_a_redis_restart_and_gets_new_messages(
     private_redis, settings, caplog
 ):
-    """The consumer's channel layer waited on Redis, which went away: the socket used to
-    close with 1011. Now it stays open, its process's table feed subscribes again when
-    Redis is back (a restarted Redis has lost the subscriptions), the viewer gets a fresh
-    snapshot (what was published meanwhile is lost) and then the next table message."""
+    """Redis goes away under a table socket (it used to close with 1011) and the socket
+    stays open: its process's table feed subscribes again when Redis is back (a restarted
+    Redis has lost the subscriptions), the viewer gets a fresh snapshot (what was
+    published meanwhile is lost) and then the next table message."""
     room = settings.CHANNEL_LAYERS["default"]
     host = {**room["CONFIG"]["hosts"][0], "address": private_redis.url}
     settings.CHANNEL_LAYERS = {
@@ -243,10 +243,9 @@ async def test_a_table_socket_stays_open_through_a_redis_restart_and_gets_new_me
     snapshot = await socket.receive_json_from(timeout=5)
 
     await asyncio.to_thread(private_redis.stop)
-    # The consumer's receive and the feed meet the dead Redis (each says so, once).
-    met = ("channel layer: Redis unavailable", "table feed: reading failed")
+    # The feed meets the dead Redis (and says so, once).
     async with asyncio.timeout(15):
-        while not all(text in caplog.text for text in met):
+        while "table feed: reading failed" not in caplog.text:
             await asyncio.sleep(0.05)
     assert await socket.receive_nothing(timeout=0.5)  # no close, no error
     # A viewer arriving meanwhile is turned away (try again later), never shown a table

@@ -15,6 +15,7 @@ from django.test import Client
 
 from poker_room.asgi import application
 from poker_room.routing import websocket_urlpatterns
+from tables import feed
 from tables.bots.player import frame_messages
 from tables.models import Hand, HandStatus
 from tests.kit import StakeLevelFactory, TableFactory, funded_player
@@ -232,3 +233,37 @@ async def test_an_unknown_table_is_closed_with_4404(setup):
     assert await communicator.connect() == (True, None)
     closed = await communicator.receive_output(timeout=5)
     assert (closed["type"], closed["code"]) == ("websocket.close", 4404)
+
+
+def _frames_tasks() -> list[asyncio.Task]:
+    return [
+        task
+        for task in asyncio.all_tasks()
+        if getattr(task.get_coro(), "__qualname__", "") == "TableConsumer._frames_to_inbox"
+    ]
+
+
+async def test_a_closed_socket_leaves_no_task_and_no_inbox_behind(setup):
+    """The socket's frames and the feed's messages share one inbox, dispatched one at a
+    time; when the socket closes, the task moving its frames ends and the feed forgets
+    the inbox."""
+    table, alice = setup[0], setup[1]
+    client = connect_as(alice, table.id)
+    await client.connect()
+    assert len(_frames_tasks()) == 1
+    # Frames sent at once are each answered in turn: a snapshot, then its ack.
+    for _ in range(3):
+        client.seq += 1
+        await client.ws.send_json_to({"cmd": "snapshot", "seq": client.seq})
+    answers = [await client.ws.receive_json_from(timeout=5) for _ in range(6)]
+    assert [(a["type"], a.get("seq")) for a in answers] == [
+        ("snapshot", None),
+        ("ack", 1),
+        ("snapshot", None),
+        ("ack", 2),
+        ("snapshot", None),
+        ("ack", 3),
+    ]
+    await client.ws.disconnect()
+    assert _frames_tasks() == []
+    assert feed.feed_channel(table.id) not in feed.table_feed()._inboxes
