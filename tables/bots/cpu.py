@@ -99,7 +99,10 @@ def group_of(command: str) -> str:
         return "beat" if " beat" in command else "worker"
     if "run_timers" in command:
         return "timer"
-    if any(server in command for server in ("daphne", "uvicorn", "hypercorn", "poker_room.serve")):
+    if any(
+        server in command
+        for server in ("daphne", "uvicorn", "hypercorn", "granian", "poker_room.serve")
+    ):
         return "web"
     return "other"
 

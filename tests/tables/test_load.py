@@ -69,6 +69,7 @@ def test_a_process_that_ends_inside_the_window_counts_up_to_its_last_reading():
     [
         ("/v/bin/python /v/bin/daphne -b 127.0.0.1 -p 8000 poker_room.asgi:application", "web"),
         ("/v/bin/python -m poker_room.serve -p 8711 -n 2", "web"),
+        ("/v/bin/python /v/bin/granian --interface asgi --workers 2 poker_room.asgi:app", "web"),
         ("/v/bin/python /v/bin/celery -A poker_room worker --concurrency=2", "worker"),
         ("/v/bin/python /v/bin/celery -A poker_room beat --schedule .run/s", "beat"),
         ("/v/bin/python manage.py run_timers", "timer"),
