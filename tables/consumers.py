@@ -116,19 +116,30 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         load (py-spy, issue #15). Here the feed puts its messages straight into the
         inbox, and one task moves the socket's frames there as they come.
 
+        The frames are moved at most RATE_BURST at a time: a burst (daphne hands over
+        every frame of a read at once, hundreds) is then handled a few at a time, other
+        tasks of the process running in between, and cannot crowd the table's messages
+        out of the inbox. Nothing is read after the socket's `websocket.disconnect`, and a
+        `receive` that fails ends the consumer with its error, as Channels' loop did.
+
         Nothing is sent to a table socket's channel: its name only counts the player's
         sockets in their presence group (`player_presence_group`), so the channel layer
-        is not read here."""
+        is not read here (`table_resync` puts the channel back in the group after a
+        Redis restart, which Channels' receive did)."""
         self.scope = scope
         self.inbox = new_inbox()
         self.following = False  # the inbox is joined to the table's feed
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.channel_name = await self.channel_layer.new_channel()
         self.server_send = send
+        self.frames_room = asyncio.Semaphore(RATE_BURST)  # frames in the inbox at most
         frames = asyncio.get_running_loop().create_task(self._frames_to_inbox(receive))
         try:
             while True:
-                await self.dispatch(await self.inbox.get())
+                message = await self.inbox.get()
+                if message["type"].startswith("websocket."):
+                    self.frames_room.release()
+                await self.dispatch(message)
         except StopConsumer:
             pass
         finally:
@@ -137,11 +148,19 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 await frames
 
     async def _frames_to_inbox(self, receive: Any) -> None:
-        # The inbox holds INBOX_SIZE messages: a socket whose handlers fall that far
-        # behind reads no more frames until they catch up (the server buffers them),
-        # and the feed drops its newest messages meanwhile (the viewer resyncs).
-        while True:
-            await self.inbox.put(await receive())
+        try:
+            while True:
+                await self.frames_room.acquire()
+                message = await receive()
+                await self.inbox.put(message)
+                if message["type"] == "websocket.disconnect":
+                    return  # the last: a server may answer any later receive at once
+        except Exception as exc:
+            await self.inbox.put({"type": "table.frames_failed", "error": exc})
+
+    async def table_frames_failed(self, message: dict[str, Any]) -> None:
+        """The server's `receive` failed: end the consumer with its error."""
+        raise message["error"]
 
     async def base_send(self, message: dict[str, Any]) -> None:
         """Send to the socket; a socket closed meanwhile takes nothing more.
@@ -369,7 +388,17 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     async def table_resync(self, message: dict[str, Any]) -> None:
         """The table's feed may have lost messages (Redis was away): a fresh snapshot now,
-        rather than at the next message, which may be long coming."""
+        rather than at the next message, which may be long coming.
+
+        A restarted Redis has lost the player's presence group too: this socket is put
+        back in it now, not at the channel layer's next refresh (a minute away), or
+        closing another tab of theirs meanwhile would find none open and record a drop."""
+        if self.present and self.viewer_id is not None:
+            presence = player_presence_group(self.table_id, self.viewer_id)
+            try:
+                await self.channel_layer.group_add(presence, self.channel_name)
+            except Exception:  # Redis away again: the layer's refresher puts it back
+                logger.exception("table %s: rejoining the presence group failed", self.table_id)
         await self.send_snapshot()
 
     async def table_messages(self, wire: dict[str, Any]) -> None:

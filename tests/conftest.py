@@ -1,6 +1,7 @@
 """Fixtures shared by the whole suite: real services, started or found, never mocked."""
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -375,3 +376,52 @@ def live_room(celery_worker_process, timer_process) -> Iterator[str]:
     with room_process(args, log_name=".pytest-daphne.log") as proc:
         wait_until_up(proc, lambda: answers(f"{url}/healthz"), "daphne")
         yield url
+
+
+# --- a redis-server of a test's own, to stop and restart ----------------------------
+
+
+class PrivateRedis:
+    """A redis-server of this test alone, on a free port, that it may stop and restart."""
+
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.folder = folder
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                "--save", "", "--appendonly", "no", "--dir", str(self.folder)]  # fmt: skip
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while not self.ping():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the private redis-server did not start")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=20)
+        self.proc = None
+
+    def ping(self) -> bool:
+        import redis
+
+        try:
+            return bool(redis.Redis.from_url(self.url, socket_connect_timeout=0.5).ping())
+        except redis.exceptions.RedisError:
+            return False
+
+
+@pytest.fixture
+def private_redis(tmp_path) -> Iterator[PrivateRedis]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    server = PrivateRedis(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -11,11 +11,8 @@ never restarted.
 
 import asyncio
 import os
-import shutil
-import subprocess
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -96,52 +93,6 @@ def test_an_unexpected_api_error_is_json_even_in_development(url):
 
 
 # --- the Celery worker rides through a Redis restart ---------------------------------
-
-
-class PrivateRedis:
-    """A redis-server of this test alone, on a free port, that it may stop and restart."""
-
-    def __init__(self, folder: Path) -> None:
-        self.port = free_port()
-        self.folder = folder
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", "no", "--dir", str(self.folder)]  # fmt: skip
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while not self.ping():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the private redis-server did not start")
-            time.sleep(0.1)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=20)
-        self.proc = None
-
-    def ping(self) -> bool:
-        import redis
-
-        try:
-            return bool(redis.Redis.from_url(self.url, socket_connect_timeout=0.5).ping())
-        except redis.exceptions.RedisError:
-            return False
-
-
-@pytest.fixture
-def private_redis(tmp_path) -> Iterator[PrivateRedis]:
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
-    server = PrivateRedis(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def worker_log_has(log: Path, text: str) -> bool:
