@@ -228,15 +228,25 @@ def build_application() -> Any:
                     await await_many_dispatch([receive, self.inbox.get], self.dispatch)
                 return
 
-            # As the room's TableConsumer: one queue, the socket's frames moved into it.
+            # As the room's TableConsumer: one queue, the socket's frames moved into it
+            # a few at a time.
+            room = asyncio.Semaphore(20)
+
             async def frames_to_inbox() -> None:
                 while True:
-                    await self.inbox.put(await receive())
+                    await room.acquire()
+                    message = await receive()
+                    await self.inbox.put(message)
+                    if message["type"] == "websocket.disconnect":
+                        return
 
             frames = asyncio.get_running_loop().create_task(frames_to_inbox())
             try:
                 while True:
-                    await self.dispatch(await self.inbox.get())
+                    message = await self.inbox.get()
+                    if message["type"].startswith("websocket."):
+                        room.release()
+                    await self.dispatch(message)
             except StopConsumer:
                 pass
             finally:
