@@ -154,6 +154,8 @@ def build_application() -> Any:
     from django.db import connection, transaction
     from django.urls import path
 
+    from poker_room.socket_loop import dispatch_from_queue
+
     pad = "x" * max(0, frame_bytes - 90)
     tables: dict[int, set[Any]] = {}
 
@@ -229,30 +231,11 @@ def build_application() -> Any:
                 return
 
             # As the room's TableConsumer: one queue, the socket's frames moved into it
-            # a few at a time.
-            room = asyncio.Semaphore(20)
-
-            async def frames_to_inbox() -> None:
-                while True:
-                    await room.acquire()
-                    message = await receive()
-                    await self.inbox.put(message)
-                    if message["type"] == "websocket.disconnect":
-                        return
-
-            frames = asyncio.get_running_loop().create_task(frames_to_inbox())
-            try:
-                while True:
-                    message = await self.inbox.get()
-                    if message["type"].startswith("websocket."):
-                        room.release()
-                    await self.dispatch(message)
-            except StopConsumer:
-                pass
-            finally:
-                frames.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await frames
+            # a few at a time (the room's own loop).
+            with contextlib.suppress(StopConsumer):
+                await dispatch_from_queue(
+                    receive=receive, queue=self.inbox, dispatch=self.dispatch, frames_at_once=20
+                )
 
         async def connect(self) -> None:
             kwargs = self.scope["url_route"]["kwargs"]

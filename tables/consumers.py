@@ -60,6 +60,7 @@ from accounts.models import User
 from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
 from poker_room.socket_auth import socket_user
+from poker_room.socket_loop import dispatch_from_queue
 from tables.commands import COMMANDS, CommandError, Snapshot, command_parse
 from tables.events import messages_from_group, player_presence_group
 from tables.exceptions import TableError
@@ -106,21 +107,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     rate_per_second: ClassVar[float] = RATE_PER_SECOND
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        """Channels' consumer loop (channels.consumer.AsyncConsumer.__call__), reshaped:
-        the socket's frames and the table's feed arrive in one queue, the inbox, and are
-        dispatched from it one at a time, never beside a handler.
-
-        Channels' own loop (`await_many_dispatch`) waits on a task per source with
-        `asyncio.wait` and makes a new task for every message, and every message of the
-        table to every socket went through it: about a twentieth of a web process under
-        load (py-spy, issue #15). Here the feed puts its messages straight into the
-        inbox, and one task moves the socket's frames there as they come.
-
-        The frames are moved at most RATE_BURST at a time: a burst (daphne hands over
-        every frame of a read at once, hundreds) is then handled a few at a time, other
-        tasks of the process running in between, and cannot crowd the table's messages
-        out of the inbox. Nothing is read after the socket's `websocket.disconnect`, and a
-        `receive` that fails ends the consumer with its error, as Channels' loop did.
+        """Channels' consumer loop (channels.consumer.AsyncConsumer.__call__), on one
+        queue: the socket's frames and the table's feed arrive in the inbox and are
+        dispatched from it one at a time, never beside a handler
+        (poker_room/socket_loop.py says why, and how a burst of frames is taken).
 
         Nothing is sent to a table socket's channel: its name only counts the player's
         sockets in their presence group (`player_presence_group`), so the channel layer
@@ -132,35 +122,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.channel_name = await self.channel_layer.new_channel()
         self.server_send = send
-        self.frames_room = asyncio.Semaphore(RATE_BURST)  # frames in the inbox at most
-        frames = asyncio.get_running_loop().create_task(self._frames_to_inbox(receive))
-        try:
-            while True:
-                message = await self.inbox.get()
-                if message["type"].startswith("websocket."):
-                    self.frames_room.release()
-                await self.dispatch(message)
-        except StopConsumer:
-            pass
-        finally:
-            frames.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await frames
-
-    async def _frames_to_inbox(self, receive: Any) -> None:
-        try:
-            while True:
-                await self.frames_room.acquire()
-                message = await receive()
-                await self.inbox.put(message)
-                if message["type"] == "websocket.disconnect":
-                    return  # the last: a server may answer any later receive at once
-        except Exception as exc:
-            await self.inbox.put({"type": "table.frames_failed", "error": exc})
-
-    async def table_frames_failed(self, message: dict[str, Any]) -> None:
-        """The server's `receive` failed: end the consumer with its error."""
-        raise message["error"]
+        with contextlib.suppress(StopConsumer):
+            await dispatch_from_queue(
+                receive=receive, queue=self.inbox, dispatch=self.dispatch, frames_at_once=RATE_BURST
+            )
 
     async def base_send(self, message: dict[str, Any]) -> None:
         """Send to the socket; a socket closed meanwhile takes nothing more.

@@ -1,5 +1,5 @@
-"""The table socket's own loop (tables/consumers.py, `TableConsumer.__call__`): one inbox
-for the socket's frames and the table's feed, dispatched one at a time.
+"""The table socket's own loop (`TableConsumer.__call__` on poker_room/socket_loop.py): one
+inbox for the socket's frames and the table's feed, dispatched one at a time.
 
 What Channels' loop (`await_many_dispatch` over the socket, the channel layer and the
 inbox) did and the inbox loop must keep doing:
@@ -56,10 +56,11 @@ async def connected_spectator(app, table_id: int) -> WebsocketCommunicator:
 
 async def test_a_players_other_tab_still_counts_after_a_redis_restart(private_redis, settings):
     """A restarted Redis has lost the presence groups. The channel layer's `receive` put
-    each consumer's channel back within seconds of Redis' return; nothing reads it now,
-    and only the layer's refresher (every `group_refresh_interval`, 60 s) puts them back.
-    Meanwhile closing one of two tabs finds no other: a drop is recorded on the player's
-    turn, everyone sees them "disconnected", and a tab opened next earns the bonus."""
+    each consumer's channel back within seconds of Redis' return; the consumer reads it
+    no more, and the layer's refresher alone (every `group_refresh_interval`, 60 s) would
+    leave a minute in which closing one of two tabs finds no other: a drop recorded on
+    the player's turn, everyone seeing them "disconnected", a tab opened next earning the
+    bonus. The resync that follows Redis' return puts the channel back."""
     room = settings.CHANNEL_LAYERS["default"]
     host = {**room["CONFIG"]["hosts"][0], "address": private_redis.url}
     settings.CHANNEL_LAYERS = {

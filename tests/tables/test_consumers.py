@@ -235,11 +235,15 @@ async def test_an_unknown_table_is_closed_with_4404(setup):
     assert (closed["type"], closed["code"]) == ("websocket.close", 4404)
 
 
+# The task of poker_room/socket_loop.py that moves a socket's frames into its inbox.
+FRAMES_TASK = "dispatch_from_queue.<locals>.frames_to_queue"
+
+
 def _frames_tasks() -> list[asyncio.Task]:
     return [
         task
         for task in asyncio.all_tasks()
-        if getattr(task.get_coro(), "__qualname__", "") == "TableConsumer._frames_to_inbox"
+        if getattr(task.get_coro(), "__qualname__", "") == FRAMES_TASK
     ]
 
 
