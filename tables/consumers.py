@@ -61,6 +61,7 @@ from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
 from poker_room.socket_auth import socket_user
 from poker_room.socket_loop import dispatch_from_queue
+from tables.capacity import refuse_new_seat_when_busy, timed_on_database_thread
 from tables.commands import COMMANDS, CommandError, Snapshot, command_parse
 from tables.events import messages_from_group, player_presence_group
 from tables.exceptions import TableError
@@ -334,6 +335,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if self.user is None:
             raise CommandError("login_required", "Log in to play.")
         command = command_parse(content)
+        if command.new_seat:
+            refuse_new_seat_when_busy()
         key = None
         if command.keyed:
             # Namespaced by channel, user and command, so a client's key can never be one
@@ -347,8 +350,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 )
             except IdempotencyKeyInvalid as exc:
                 raise CommandError("idempotency_key_invalid", exc.message) from exc
-        await database_sync_to_async(command.run)(
-            table_id=self.table_id, user=self.user, idempotency_key=key
+        await timed_on_database_thread(
+            command.run, table_id=self.table_id, user=self.user, idempotency_key=key
         )
 
     async def table_resync(self, message: dict[str, Any]) -> None:

@@ -25,6 +25,13 @@ class TableBusy(TableError):
     code = "table_busy"
 
 
+class RoomBusy(TableError):
+    """A new seat refused while the room is past its capacity (tables/capacity.py):
+    nothing was done, and the player may ask again in a while."""
+
+    code = "room_busy"
+
+
 class TableClosed(TableError):
     code = "table_closed"
 

@@ -117,6 +117,10 @@ HTTP_QUEUE_TIMEOUT = float(env_str("HTTP_QUEUE_TIMEOUT", "30"))
 # is refused `table_busy` (tables/services/command.py); a command holds its lock for
 # milliseconds, so only a stuck holder is ever waited for this long.
 TABLE_LOCK_TIMEOUT_MS = int(env_str("TABLE_LOCK_TIMEOUT_MS", "5000"))
+# New seats are refused (`room_busy`) while a web process's table commands take longer
+# than this, their wait for its database thread included, as a median over a few
+# seconds (tables/capacity.py).
+SEATING_SHED_MS = float(env_str("SEATING_SHED_MS", "30"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", DEFAULT_REDIS_URL)

@@ -23,18 +23,26 @@ from cashier.api.views import (
     CashierAPIView,
     cashier_exception_handler,
 )
+from tables import capacity
 from tables.commands import MAX_INT, MAX_TEXT_CHARS, Command, Leave, Sit, TopUp, field_type
-from tables.exceptions import TableBusy, TableError
+from tables.exceptions import RoomBusy, TableBusy, TableError
 
 TABLE_ERROR_STATUS = {
     **CASHIER_ERROR_STATUS,
     "table_not_found": status.HTTP_404_NOT_FOUND,
     "table_busy": status.HTTP_503_SERVICE_UNAVAILABLE,
+    "room_busy": status.HTTP_503_SERVICE_UNAVAILABLE,
     "table_closed": status.HTTP_409_CONFLICT,
     "seat_unavailable": status.HTTP_409_CONFLICT,
     "not_seated": status.HTTP_409_CONFLICT,
     "hand_in_progress": status.HTTP_409_CONFLICT,
     "buy_in_out_of_range": status.HTTP_400_BAD_REQUEST,
+}
+
+# A refusal that is over by itself: when to ask again, in seconds.
+RETRY_AFTER = {
+    TableBusy: {"Retry-After": "1"},
+    RoomBusy: {"Retry-After": str(capacity.RETRY_AFTER)},
 }
 
 
@@ -43,7 +51,7 @@ def table_exception_handler(exc: Exception, context: dict[str, Any]) -> Response
         return Response(
             {"detail": exc.message, "code": exc.code},
             status=TABLE_ERROR_STATUS.get(exc.code, status.HTTP_400_BAD_REQUEST),
-            headers={"Retry-After": "1"} if isinstance(exc, TableBusy) else None,
+            headers=RETRY_AFTER.get(type(exc)),
         )
     return cashier_exception_handler(exc, context)
 
@@ -99,6 +107,7 @@ class SitView(TableAPIView):
         key = self.idempotency_key(request, command="sit")
         data = SitSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        capacity.refuse_new_seat_when_busy()
         seat = Sit(**data.validated_data).run(table_id=pk, user=request.user, idempotency_key=key)
         return Response(SeatSerializer(seat).data, status=status.HTTP_201_CREATED)
 

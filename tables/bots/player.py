@@ -66,6 +66,8 @@ from tables.commands import COMMANDS, Command, Leave, Sit, SitIn, SitOut, Snapsh
 CONNECT_TIMEOUT = 10
 # Seconds before a bot whose `sit_in` was refused tries to rejoin again.
 REJOIN_RETRY = 2.0
+# Seconds before a bot refused a seat by a room past its capacity (`room_busy`) asks again.
+SEAT_RETRY = 15.0
 # Share of decisions that a misbehaving bot spoils, and how often a lossy bot "loses" one.
 SLEEP_RATE = 0.25
 DISCONNECT_RATE = 0.2
@@ -881,6 +883,8 @@ class Bot:
             if code == "buy_in_out_of_range" and not retry:
                 self.sit_retried = True
                 self.sit_sent = False
+            elif code == "room_busy":
+                self._later(self._sit_later())
             else:
                 self.done = True
 
@@ -889,11 +893,21 @@ class Bot:
 
         await self.send(
             Sit(seat=seat, buy_in=amount, post_big_blind=True),
-            expected=frozenset() if retry else frozenset({"buy_in_out_of_range"}),
+            expected=frozenset({"room_busy"} if retry else {"room_busy", "buy_in_out_of_range"}),
             on_ack=sat,
             on_error=refused,
             on_lost=lost,
         )
+
+    async def _sit_later(self) -> None:
+        """Refused a seat by a full room: ask again in a while, as a person would."""
+        await asyncio.sleep(SEAT_RETRY)
+        self.sit_sent = False
+        await self.after_change()
+        if self.done and self.ws is not None and not self.pending:
+            # The run is winding down: nothing to sit for. The connection's loop, which
+            # closes once done, may wait on a table where nothing happens any more.
+            await self.ws.close()
 
     # What to do when a command's answer was lost with the connection: ask again if the
     # next snapshot shows it still needed (a repeated sit_out, sit_in or leave is harmless).

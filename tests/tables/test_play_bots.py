@@ -231,14 +231,15 @@ class RestartableDaphne:
     """A daphne of this test alone (test database, the suite's Redis prefix and queue) on a
     fixed port, that the test may kill and start again, as a crash and a restart do."""
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
+        self.env = env or {}
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
-        env = dict(os.environ)
+        env = dict(os.environ) | self.env
         env["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
         env["DATABASE_URL"] = database_url_for(settings.DATABASES["default"])
         args = ["daphne", "-b", "127.0.0.1", "-p", str(self.port), "poker_room.asgi:application"]

@@ -1,0 +1,160 @@
+"""Load shedding (tables/capacity.py): while a web process's table commands are slow
+(waiting for its database thread, or for PostgreSQL), new seats are refused `room_busy`,
+changing nothing; seated players play on; seats are taken again once that is over."""
+
+import asyncio
+import time
+
+import pytest
+from channels.db import database_sync_to_async
+from rest_framework.test import APIClient
+
+from cashier.models import LedgerTransaction
+from tables import capacity
+from tables.bots import player
+from tables.bots.player import Pace
+from tables.bots.runner import run_bots
+from tables.capacity import CommandTimes
+from tables.commands import Sit
+from tables.models import Seat, SeatStatus
+from tests.kit import TableFactory, funded_player, wallet
+from tests.tables.test_consumers import connect_as
+from tests.tables.test_play_bots import RestartableDaphne, _played
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch, settings) -> Clock:
+    """A fresh measure of this process's commands on a clock of the test's (the suite's
+    other tests leave theirs in the process's), and the room's default threshold (the
+    suite's settings raise it out of the way)."""
+    settings.SEATING_SHED_MS = 30
+    clock = Clock()
+    monkeypatch.setattr(capacity, "commands", CommandTimes(clock=clock))
+    return clock
+
+
+def test_the_median_is_over_the_window_only(clock):
+    times = capacity.commands
+    assert times.median() == 0.0
+    for seconds in (0.001, 0.002, 5.0):  # one slow command is not a full room
+        times.note(seconds)
+    assert times.median() == 0.002
+    clock.now += capacity.WINDOW / 2
+    for seconds in (0.2, 0.3):
+        times.note(seconds)
+    assert times.median() == 0.2
+    clock.now += capacity.WINDOW / 2 + 0.01  # the first three fall out of the window
+    assert times.median() == 0.25
+    clock.now += capacity.WINDOW
+    assert times.median() == 0.0
+
+
+def test_a_new_seat_is_refused_only_above_the_threshold(clock):
+    capacity.commands.note(0.029)
+    capacity.refuse_new_seat_when_busy()
+    capacity.commands.note(0.2)
+    capacity.commands.note(0.2)
+    with pytest.raises(capacity.RoomBusy) as refused:
+        capacity.refuse_new_seat_when_busy()
+    assert refused.value.code == "room_busy"
+    assert "30 seconds" in refused.value.message
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_room_whose_commands_queue_refuses_new_seats_and_plays_on(clock):
+    table = await database_sync_to_async(TableFactory)(seats=6)
+    players = [await database_sync_to_async(funded_player)() for _ in range(4)]
+    *seated_players, newcomer_player = players
+    for number, user in enumerate(seated_players, start=1):
+        sit = Sit(seat=number, buy_in=10_000)
+        await database_sync_to_async(sit.run)(
+            table_id=table.id, user=user, idempotency_key=f"{number}"
+        )
+    seated = [connect_as(user, table.id) for user in seated_players]
+    newcomer = connect_as(newcomer_player, table.id)
+    for client in (*seated, newcomer):
+        await client.connect()
+    transactions = await database_sync_to_async(LedgerTransaction.objects.count)()
+
+    # The database thread is held (a long command, a storm of snapshots): the seated
+    # players' commands queue behind it, and take as long, which the process measures.
+    held = asyncio.ensure_future(database_sync_to_async(time.sleep)(0.5))
+    await asyncio.sleep(0.05)
+    answers = await asyncio.gather(*(client.send("sit_out") for client in seated))
+    assert all(answer["type"] == "ack" for answer in answers), answers
+    await held
+    assert capacity.commands.median() > 0.2
+
+    refused = await newcomer.send("sit", seat=4, buy_in=10_000)
+    assert refused["type"] == "error" and refused["code"] == "room_busy", refused
+    assert (
+        await database_sync_to_async(Seat.objects.filter(player=newcomer_player).exists)() is False
+    )
+    assert await database_sync_to_async(wallet)(newcomer_player) == 100_000
+    assert await database_sync_to_async(LedgerTransaction.objects.count)() == transactions
+    # Seated players go on as before: coming back from sitting out, topping up.
+    assert (await seated[0].send("sit_in"))["type"] == "ack"
+    assert (await seated[0].send("top_up", amount=5_000))["type"] == "ack"
+
+    clock.now += capacity.WINDOW + 0.01  # those commands are past
+    assert (await newcomer.send("sit", seat=4, buy_in=10_000))["type"] == "ack"
+    seat = await database_sync_to_async(Seat.objects.get)(player=newcomer_player)
+    assert seat.stack == 10_000 and seat.status != SeatStatus.SITTING_OUT
+    for client in (*seated, newcomer):
+        await client.ws.disconnect()
+
+
+@pytest.mark.django_db
+def test_a_full_room_refuses_a_seat_over_http_with_retry_after(clock):
+    table = TableFactory(seats=6)
+    alice = funded_player()
+    api = APIClient()
+    api.force_authenticate(alice)
+    transactions = LedgerTransaction.objects.count()
+    for _ in range(3):
+        capacity.commands.note(0.5)
+    url = f"/api/tables/{table.id}/seat"
+    response = api.post(url, {"seat": 1, "buy_in": 10_000}, format="json", HTTP_IDEMPOTENCY_KEY="k")
+    assert response.status_code == 503
+    assert response.json()["code"] == "room_busy" and response.json()["detail"]
+    assert response["Retry-After"] == "30"
+    assert not Seat.objects.exists() and wallet(alice) == 100_000
+    assert LedgerTransaction.objects.count() == transactions
+
+    clock.now += capacity.WINDOW + 0.01
+    response = api.post(url, {"seat": 1, "buy_in": 10_000}, format="json", HTTP_IDEMPOTENCY_KEY="k")
+    assert response.status_code == 201, response.json()
+    assert wallet(alice) == 90_000
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_bots_refused_by_a_full_room_ask_again_and_the_run_ends_cleanly(
+    timer_process, tmp_path, monkeypatch
+):
+    """The load test against a room that takes no new seat: every bot asks again now
+    and then, none counts the refusals as the room's fault, and the run winds down on
+    time although its tables never deal (nothing to wait for)."""
+    monkeypatch.setattr(player, "SEAT_RETRY", 0.5)
+    daphne = RestartableDaphne(tmp_path / "daphne.log", env={"SEATING_SHED_MS": "-1"})
+    await asyncio.to_thread(daphne.start)
+    try:
+        report = await run_bots(
+            daphne.url, 1, 3, None, prefix="fullroom", seed=3, misbehave=False,
+            pace=Pace(think=(0.05, 0.2)), duration=3, warmup=1, quick=True,
+            timeout_seconds=60, stall_seconds=20,
+        )  # fmt: skip
+    finally:
+        await asyncio.to_thread(daphne.stop)
+    assert report.ok, report.render()
+    assert report.errors_expected["room_busy"] >= 2 * 3, report.render()
+    assert not report.errors_unexpected and report.decisions == 0
+    played = await database_sync_to_async(_played)([table.id for table in report.tables])
+    assert played["seated"] == 0 and played["table_chips"] == 0
