@@ -335,7 +335,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if self.user is None:
             raise CommandError("login_required", "Log in to play.")
         command = command_parse(content)
-        if command.new_seat:
+        if command.new_seat and command.key is None:
+            # Refused here, before the database thread, when it cannot be a retry (the
+            # service refuses the others after looking their key up).
             refuse_new_seat_when_busy()
         key = None
         if command.keyed:

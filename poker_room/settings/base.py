@@ -121,6 +121,8 @@ TABLE_LOCK_TIMEOUT_MS = int(env_str("TABLE_LOCK_TIMEOUT_MS", "5000"))
 # than this, their wait for its database thread included, as a median over a few
 # seconds (tables/capacity.py).
 SEATING_SHED_MS = float(env_str("SEATING_SHED_MS", "30"))
+# ... over at least this many commands (0 and a negative SEATING_SHED_MS: no new seats).
+SEATING_SHED_MIN_COMMANDS = int(env_str("SEATING_SHED_MIN_COMMANDS", "10"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", DEFAULT_REDIS_URL)

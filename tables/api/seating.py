@@ -107,7 +107,6 @@ class SitView(TableAPIView):
         key = self.idempotency_key(request, command="sit")
         data = SitSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        capacity.refuse_new_seat_when_busy()
         seat = Sit(**data.validated_data).run(table_id=pk, user=request.user, idempotency_key=key)
         return Response(SeatSerializer(seat).data, status=status.HTTP_201_CREATED)
 

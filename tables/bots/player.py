@@ -311,6 +311,7 @@ class Bot:
         self.money_out = 0
         self.deposited = 0
         self.tasks: set[asyncio.Task[None]] = set()
+        self.ever_seated = False
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -876,6 +877,9 @@ class Bot:
         def sat() -> None:
             self.seat = seat
             self.money_in += amount
+            if not self.ever_seated:
+                self.ever_seated = True
+                self.report.bots_seated += 1
 
         def refused(code: str) -> None:
             # No ratholing (RULES §4): back within the hour, bring at least what you left
@@ -883,7 +887,7 @@ class Bot:
             if code == "buy_in_out_of_range" and not retry:
                 self.sit_retried = True
                 self.sit_sent = False
-            elif code == "room_busy":
+            elif code == "room_busy" and not self.run_.winding_down:
                 self._later(self._sit_later())
             else:
                 self.done = True
@@ -901,12 +905,17 @@ class Bot:
 
     async def _sit_later(self) -> None:
         """Refused a seat by a full room: ask again in a while, as a person would."""
-        await asyncio.sleep(SEAT_RETRY)
+        await asyncio.sleep(SEAT_RETRY * self.rng.uniform(0.8, 1.2))
         self.sit_sent = False
+        await self.nudge()
+
+    async def nudge(self) -> None:
+        """Act on the table as it stands with no message to prompt it (a retry is due,
+        the run winds down). The connection's loop acts on messages, and may wait on a
+        table where nothing happens (its other players refused seats): a bot that is
+        done closes it."""
         await self.after_change()
         if self.done and self.ws is not None and not self.pending:
-            # The run is winding down: nothing to sit for. The connection's loop, which
-            # closes once done, may wait on a table where nothing happens any more.
             await self.ws.close()
 
     # What to do when a command's answer was lost with the connection: ask again if the

@@ -52,6 +52,8 @@ class BotReport:
 
     tables: list[TableReport] = field(default_factory=list)
     bots: int = 0
+    # Bots that got a seat (a room past its capacity refuses new ones: tables.capacity).
+    bots_seated: int = 0
     actions: int = 0
     commands: int = 0
     errors_unexpected: Counter[str] = field(default_factory=Counter)
@@ -133,6 +135,7 @@ class BotReport:
         return {
             "tables": len(self.tables),
             "bots": self.bots,
+            "bots_seated": self.bots_seated,
             "procs": self.procs,
             "seconds": round(self.seconds, 3),
             "window_seconds": round(self.window_seconds, 3),
@@ -214,7 +217,8 @@ class BotReport:
         per_second = self.seconds or 1.0
         lines += [
             "",
-            f"bots {self.bots}, hands {self.hands}, actions sent {self.actions} "
+            f"bots {self.bots} ({self.bots_seated} got a seat), hands {self.hands}, "
+            f"actions sent {self.actions} "
             f"(commands {self.commands}) in {self.seconds:.1f} s: "
             f"{self.actions / per_second:.1f} actions/s, {self.hands / per_second:.2f} hands/s",
             f"timeouts seen {sum(t.timeouts for t in self.tables)} "

@@ -345,9 +345,14 @@ async def _table(run: TableRun, bots: list[Bot], report: BotReport, stall_second
     """Run the table's bots; stop them all if the table stalls or a gap never heals."""
     tasks = [asyncio.create_task(bot.run()) for bot in bots]
     run.last_progress = time.monotonic()
+    nudged = False
     try:
         while not all(task.done() for task in tasks):
             await asyncio.sleep(WATCH_INTERVAL)
+            if run.winding_down and not nudged:
+                nudged = True  # a table that deals no more may send its bots nothing
+                for bot in bots:
+                    await bot.nudge()
             now = time.monotonic()
             stuck = [
                 bot.name

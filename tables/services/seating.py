@@ -12,6 +12,7 @@ from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.models import LedgerTransaction, TransactionKind
 from cashier.money import dollars
+from tables import capacity
 from tables.exceptions import (
     BuyInOutOfRange,
     HandInProgress,
@@ -77,6 +78,8 @@ def seat_take(
     check: while the seat that key made is still there, with that seat (nothing moves,
     nothing is announced); once the player has left it, with `idempotency_key_reused`.
     A key is never a second buy-in, so a replay can never seat anyone without a debit.
+    Any other sit is refused `room_busy` while the room is past its capacity
+    (tables/capacity.py).
     """
     if not user_can_play(user=user):
         raise TableError("Auditors and staff accounts do not play.", code="cannot_play")
@@ -101,6 +104,8 @@ def seat_take(
                 "use a new key for a new request."
             )
         return seat
+    # After the replay: a player whose first answer was lost is seated, not refused.
+    capacity.refuse_new_seat_when_busy()
     if table.status == TableStatus.CLOSED:
         raise TableClosed("This table is closed.")
     if table.status == TableStatus.PAUSED:
