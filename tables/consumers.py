@@ -50,7 +50,6 @@ from typing import Any, ClassVar
 
 from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
-from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
@@ -61,7 +60,7 @@ from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
 from poker_room.socket_auth import socket_user
 from poker_room.socket_loop import dispatch_from_queue
-from tables.capacity import refuse_new_seat_when_busy, timed_on_database_thread
+from tables.capacity import on_database_thread, refuse_new_seat_when_busy
 from tables.commands import COMMANDS, CommandError, Snapshot, command_parse
 from tables.events import messages_from_group, player_presence_group
 from tables.exceptions import TableError
@@ -171,7 +170,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # waits for the database thread, the rest of the connect does.
         self.user = await socket_user(self.scope)
         self.viewer_id = self.user.id if self.user is not None else None
-        if not await database_sync_to_async(Table.objects.filter(pk=self.table_id).exists)():
+        if not await on_database_thread(Table.objects.filter(pk=self.table_id).exists):
             await self.close(code=4404)
             return
         await table_feed().join(self.table_id, self.inbox)
@@ -184,8 +183,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # A viewer who is not seated has no bonus to get: no table command (and lock) for them.
         if self.user is not None and seated:
             try:
-                await database_sync_to_async(play.seat_reconnected)(
-                    table_id=self.table_id, user=self.user
+                await on_database_thread(
+                    play.seat_reconnected, table_id=self.table_id, user=self.user
                 )
             except Exception:  # the connection works without the bonus: keep it
                 logger.exception("table %s: the reconnect bonus failed", self.table_id)
@@ -194,7 +193,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # Channels' own dispatch first runs close_old_connections in a worker thread: a
         # thread hop for every message to every socket, a tenth of a web process's CPU
         # under load (py-spy). Needless here: this consumer reaches the database only
-        # through database_sync_to_async, which closes them in its thread, before and after.
+        # through database_sync_to_async (tables.capacity.on_database_thread), which closes
+        # them in its thread, before and after.
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
@@ -222,18 +222,16 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         except Exception:  # Redis is down: take this one for their last socket
             logger.exception("table %s: counting the sockets of %s failed", self.table_id, user_id)
         seat = Seat.objects.filter(table_id=self.table_id, player_id=user_id)
-        if not await database_sync_to_async(seat.exists)():
+        if not await on_database_thread(seat.exists):
             return  # a viewer who is not seated has no drop to record (and takes no lock)
         try:
-            await database_sync_to_async(play.seat_disconnected)(
-                table_id=self.table_id, user=self.user
-            )
+            await on_database_thread(play.seat_disconnected, table_id=self.table_id, user=self.user)
         except Exception:
             logger.exception("table %s: recording the drop of %s failed", self.table_id, user_id)
 
     async def send_snapshot(self) -> bool:
         """Send the table as it is now; returns whether the viewer is seated in it."""
-        snapshot = await database_sync_to_async(self._snapshot)()
+        snapshot = await on_database_thread(self._snapshot)
         await self.send_json(snapshot)
         self.version = snapshot["v"]
         self.early = {v: body for v, body in self.early.items() if v > self.version}
@@ -352,7 +350,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 )
             except IdempotencyKeyInvalid as exc:
                 raise CommandError("idempotency_key_invalid", exc.message) from exc
-        await timed_on_database_thread(
+        await on_database_thread(
             command.run, table_id=self.table_id, user=self.user, idempotency_key=key
         )
 

@@ -117,12 +117,11 @@ HTTP_QUEUE_TIMEOUT = float(env_str("HTTP_QUEUE_TIMEOUT", "30"))
 # is refused `table_busy` (tables/services/command.py); a command holds its lock for
 # milliseconds, so only a stuck holder is ever waited for this long.
 TABLE_LOCK_TIMEOUT_MS = int(env_str("TABLE_LOCK_TIMEOUT_MS", "5000"))
-# New seats are refused (`room_busy`) while a web process's table commands take longer
-# than this, their wait for its database thread included, as a median over a few
-# seconds (tables/capacity.py).
-SEATING_SHED_MS = float(env_str("SEATING_SHED_MS", "30"))
-# ... over at least this many commands (0 and a negative SEATING_SHED_MS: no new seats).
-SEATING_SHED_MIN_COMMANDS = int(env_str("SEATING_SHED_MIN_COMMANDS", "10"))
+# New seats are refused (`room_busy`) while a web process's database thread was occupied
+# for more than this share of the last few seconds (tables/capacity.py); with
+# SEATING_OPEN off, always (a process drained before a restart).
+SEATING_SHED_OCCUPANCY = float(env_str("SEATING_SHED_OCCUPANCY", "0.8"))
+SEATING_OPEN = env_bool("SEATING_OPEN", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", DEFAULT_REDIS_URL)

@@ -1,6 +1,6 @@
-"""Load shedding (tables/capacity.py): while a web process's table commands are slow
-(waiting for its database thread, or for PostgreSQL), new seats are refused `room_busy`,
-changing nothing; seated players play on; seats are taken again once that is over."""
+"""Load shedding (tables/capacity.py): while a web process's database thread is full,
+new seats are refused `room_busy`, changing nothing; seated players play on; seats are
+taken again once it has room."""
 
 import asyncio
 import time
@@ -14,7 +14,7 @@ from tables import capacity
 from tables.bots import player
 from tables.bots.player import Pace
 from tables.bots.runner import run_bots
-from tables.capacity import CommandTimes
+from tables.capacity import Occupancy
 from tables.models import Seat, SeatStatus
 from tests.kit import TableFactory, funded_player, wallet
 from tests.tables.test_consumers import connect_as
@@ -33,63 +33,68 @@ class Clock:
 
 @pytest.fixture
 def clock(monkeypatch, settings) -> Clock:
-    """A fresh measure of this process's commands on a clock of the test's (the suite's
-    other tests leave theirs in the process's), and the room's default threshold (the
-    suite's settings raise it out of the way)."""
-    settings.SEATING_SHED_MS = 30
+    """A fresh measure of this process's database thread on a clock of the test's (the
+    suite's other tests leave theirs in the process's), and the room's default
+    threshold (the suite's settings raise it out of the way)."""
+    settings.SEATING_SHED_OCCUPANCY = 0.8
     clock = Clock()
-    monkeypatch.setattr(capacity, "commands", CommandTimes(clock=clock))
+    monkeypatch.setattr(capacity, "database_thread", Occupancy(clock=clock))
     return clock
 
 
 def took(clock: Clock, seconds: float, count: int = 1) -> None:
-    """`count` commands side by side that took `seconds` each, finished now."""
-    starts = [capacity.commands.begin() for _ in range(count)]
+    """`count` hops side by side (queued behind one another) that took `seconds`, done now."""
+    starts = [capacity.database_thread.begin() for _ in range(count)]
     clock.offset += seconds
     for start in starts:
-        capacity.commands.end(start)
+        capacity.database_thread.end(start)
 
 
-def test_busy_is_the_median_over_the_window_of_enough_commands(clock):
-    times = capacity.commands
-    assert not times.busy(0.03)
-    took(clock, 5.0)  # one slow command in a quiet process is not a full room
-    assert not times.busy(0.03)
-    took(clock, 0.001, capacity.MIN_SAMPLES - 1)
-    assert not times.busy(0.03)
-    clock.offset += capacity.WINDOW + 0.01  # all of those are past
-    took(clock, 0.2, capacity.MIN_SAMPLES - 1)
-    assert not times.busy(0.03)  # slow, but too few to say
-    took(clock, 0.2)
-    assert times.busy(0.03)
-    assert not times.busy(0.25)  # the median must be above the threshold
+def test_the_share_is_the_part_of_the_window_with_a_hop_on_the_thread(clock):
+    thread = capacity.database_thread
+    assert thread.share() == 0.0
+    took(clock, 0.75, count=5)  # queued hops overlap: the thread was occupied 0.75 s
+    assert thread.share() == pytest.approx(0.75 / capacity.WINDOW, abs=0.01)
+    clock.offset += 0.25
+    took(clock, 0.5)
+    assert thread.share() == pytest.approx(1.25 / capacity.WINDOW, abs=0.01)
+    clock.offset += capacity.WINDOW - 1.125  # the first hops are half out of the window
+    assert thread.share() == pytest.approx(0.875 / capacity.WINDOW, abs=0.01)
+    clock.offset += capacity.WINDOW
+    assert thread.share() == 0.0
+
+
+def test_a_hop_stuck_for_the_whole_window_fills_it(clock):
+    thread = capacity.database_thread
+    start = thread.begin()
+    clock.offset += capacity.WINDOW * 0.5
+    assert thread.share() == pytest.approx(0.5, abs=0.01)
+    clock.offset += capacity.WINDOW
+    assert thread.share() == pytest.approx(1.0, abs=0.01)  # none finished, one is stuck
+    thread.end(start)
     clock.offset += capacity.WINDOW + 0.01
-    assert not times.busy(0.03)
+    assert thread.share() == 0.0
 
 
-def test_a_command_stuck_for_longer_than_the_window_makes_the_process_busy(clock):
-    start = capacity.commands.begin()
-    clock.offset += capacity.WINDOW - 0.1
-    assert not capacity.commands.busy(0.03)
-    clock.offset += 0.2
-    assert capacity.commands.busy(0.03)  # no command finished, yet one is stuck
-    capacity.commands.end(start)
-    clock.offset += capacity.WINDOW + 0.01
-    assert not capacity.commands.busy(0.03)
-
-
-def test_a_new_seat_is_refused_only_above_the_threshold(clock):
-    took(clock, 0.029, capacity.MIN_SAMPLES)
+def test_a_new_seat_is_refused_only_above_the_threshold_or_while_seating_is_closed(clock, settings):
+    took(clock, capacity.WINDOW * 0.79)  # an arrival of players sitting down: busy, not full
     capacity.refuse_new_seat_when_busy()
-    took(clock, 0.2, capacity.MIN_SAMPLES)
+    took(clock, capacity.WINDOW * 0.1)
     with pytest.raises(capacity.RoomBusy) as refused:
         capacity.refuse_new_seat_when_busy()
     assert refused.value.code == "room_busy"
     assert "30 seconds" in refused.value.message
+    clock.offset += capacity.WINDOW + 0.01
+    capacity.refuse_new_seat_when_busy()
+    settings.SEATING_OPEN = False  # drained before a restart
+    with pytest.raises(capacity.RoomBusy):
+        capacity.refuse_new_seat_when_busy()
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_room_whose_commands_queue_refuses_new_seats_and_plays_on(clock):
+async def test_a_room_whose_thread_is_full_refuses_new_seats_and_plays_on(clock, monkeypatch):
+    # A window of one second, so that the test fills it in one.
+    monkeypatch.setattr(capacity, "database_thread", Occupancy(clock=clock, window=1.0))
     table = await database_sync_to_async(TableFactory)(seats=6)
     seated_player, newcomer_player = [await database_sync_to_async(funded_player)() for _ in "ab"]
     crowd = [await database_sync_to_async(funded_player)() for _ in range(12)]
@@ -101,13 +106,14 @@ async def test_a_room_whose_commands_queue_refuses_new_seats_and_plays_on(clock)
     transactions = await database_sync_to_async(LedgerTransaction.objects.count)()
 
     # The database thread is held (a long command, a storm of snapshots): the commands
-    # of a dozen players queue behind it, and take as long, which the process measures.
-    held = asyncio.ensure_future(database_sync_to_async(time.sleep)(0.5))
-    await asyncio.sleep(0.05)
+    # of a dozen players queue behind it for the rest of the window.
+    clock.offset += 1.0  # the connections' hops are past
+    held = asyncio.ensure_future(database_sync_to_async(time.sleep)(1.0))
+    await asyncio.sleep(0.02)
     answers = await asyncio.gather(*(client.send("sit_out") for client in lobby))
     assert {answer["code"] for answer in answers} == {"not_seated"}, answers
     await held
-    assert capacity.commands.busy(0.03)
+    assert capacity.database_thread.share() > 0.8
 
     for fields in ({}, {"key": "second"}):  # refused before the thread, and in the service
         refused = await newcomer.send("sit", seat=2, buy_in=10_000, **fields)
@@ -123,7 +129,7 @@ async def test_a_room_whose_commands_queue_refuses_new_seats_and_plays_on(clock)
     for cmd, fields in (("sit_out", {}), ("sit_in", {}), ("top_up", {"amount": 5_000})):
         assert (await seated.send(cmd, **fields))["type"] == "ack"
 
-    clock.offset += capacity.WINDOW + 0.01  # those commands are past
+    clock.offset += 1.01  # the thread is free again
     assert (await newcomer.send("sit", seat=2, buy_in=10_000, key="second"))["type"] == "ack"
     seat = await database_sync_to_async(Seat.objects.get)(player=newcomer_player)
     assert seat.stack == 10_000 and seat.status != SeatStatus.SITTING_OUT
@@ -139,7 +145,7 @@ def test_a_full_room_refuses_a_seat_over_http_with_retry_after(clock):
     api = APIClient()
     api.force_authenticate(alice)
     transactions = LedgerTransaction.objects.count()
-    took(clock, 0.5, capacity.MIN_SAMPLES)
+    took(clock, capacity.WINDOW * 0.9, count=3)
     url = f"/api/tables/{table.id}/seat"
     response = api.post(url, {"seat": 1, "buy_in": 10_000}, format="json", HTTP_IDEMPOTENCY_KEY="k")
     assert response.status_code == 503
@@ -162,9 +168,7 @@ async def test_bots_refused_by_a_full_room_ask_again_and_the_run_ends_cleanly(
     and then, none counts the refusals as the room's fault, and the run winds down on
     time although its tables never deal (nothing to wait for)."""
     monkeypatch.setattr(player, "SEAT_RETRY", 0.5)
-    daphne = RestartableDaphne(
-        tmp_path / "daphne.log", env={"SEATING_SHED_MS": "-1", "SEATING_SHED_MIN_COMMANDS": "0"}
-    )
+    daphne = RestartableDaphne(tmp_path / "daphne.log", env={"SEATING_OPEN": "0"})
     await asyncio.to_thread(daphne.start)
     try:
         report = await run_bots(
