@@ -11,25 +11,29 @@ tables of six on the two-core machine, with every seat taken, hardly any act rea
 the room before its clock ran out (README, "Speed"). A room at capacity should serve the
 players it has and tell the next ones so.
 
-So the consumers time their hops to that thread from the hand-off until done
-(`on_database_thread`), and `refuse_new_seat_when_busy` refuses a `sit` (`RoomBusy`,
-code `room_busy`, over the WebSocket and over HTTP alike) while the thread was occupied
-(something handed to it and not yet done) for more than settings.SEATING_SHED_OCCUPANCY
-(0.8) of the last `WINDOW` seconds. A thread stuck for the whole window counts as fully
-occupied. Occupancy rather than how long commands take: an arrival of players sitting
-down (heavy commands, a few a second) is not a full room, a thread that has work queued
-all the time is, however cheap each piece. Players already seated play on, come back
-from sitting out and top up as before: only new seats bring new work. With
-SEATING_OPEN off a process takes no new seat at all (draining it before a restart).
+So the consumers note their hops to that thread from the hand-off until done
+(`on_database_thread`, `occupying`; a session's user read as a socket connects too), and
+`refuse_new_seat_when_busy` refuses a `sit` (`RoomBusy`, code `room_busy`, over the
+WebSocket and over HTTP alike) while the thread was occupied (something handed to it
+and not yet done) for more than settings.SEATING_SHED_OCCUPANCY (0.8) of the last
+`WINDOW` seconds. A thread stuck for the whole window counts as fully occupied, so one
+table command waiting out a stuck table's lock (up to TABLE_LOCK_TIMEOUT_MS) keeps the
+process from seating anyone meanwhile. Occupancy rather than how long commands take:
+an arrival of players sitting down (heavy commands, a few a second) is not a full room,
+a thread that has work queued all the time is, however cheap each piece. Players
+already seated play on, come back from sitting out and top up as before: only new seats
+bring new work. With SEATING_OPEN off a process takes no new seat at all (draining it
+before a restart).
 
 The measure is the process's own. Several web processes each refuse seats when they
 are full; on one machine they share its cores and fill up together.
 """
 
+import contextlib
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 from channels.db import database_sync_to_async
@@ -40,48 +44,57 @@ from tables.exceptions import RoomBusy
 R = TypeVar("R")
 
 WINDOW = 3.0  # seconds
-# Hops kept at most: at thousands a second, a window's worth is plenty.
-MAX_SAMPLES = 4096
 # What a refused player is told to wait, in seconds (Retry-After over HTTP).
 RETRY_AFTER = 30
 
 
 class Occupancy:
-    """When the hops to the database thread ran (handed over until done) over the last
-    `window` seconds, and when the ones still running were handed over."""
+    """When the database thread had work (some hop handed over and not yet done) over
+    the last `window` seconds: the busy periods of the hops done, merged as they end (a
+    saturated thread is one long period, however many hops it ran), and when the hops
+    still running were handed over."""
 
     def __init__(self, *, window: float = WINDOW, clock: Callable[[], float] = time.monotonic):
         self.window = window
         self.clock = clock
-        self._done: deque[tuple[float, float]] = deque(maxlen=MAX_SAMPLES)
+        # Non-overlapping, in time order: hops end in the order the thread runs them.
+        self._periods: deque[tuple[float, float]] = deque()
         self._running: Counter[float] = Counter()
         # Noted on the event loop; read there and on HTTP requests' threads.
         self._lock = threading.Lock()
 
     def begin(self) -> float:
         """A hop is handed to the thread now; returns its start, for `end`."""
-        start = self.clock()
         with self._lock:
+            start = self.clock()
             self._running[start] += 1
         return start
 
     def end(self, start: float) -> None:
-        """The hop handed over at `start` is done."""
-        now = self.clock()
+        """The hop handed over at `start` is done (an unknown `start` is ignored)."""
         with self._lock:
+            if not self._running[start]:  # a Counter's missing key reads 0, unstored
+                return
             self._running[start] -= 1
             if not self._running[start]:
                 del self._running[start]
-            self._done.append((start, now))
+            end = self.clock()
+            while self._periods and start <= self._periods[-1][1]:
+                earlier, later = self._periods.pop()
+                start, end = min(start, earlier), max(end, later)
+            self._periods.append((start, end))
+            since = end - self.window
+            while self._periods and self._periods[0][1] < since:
+                self._periods.popleft()
 
     def share(self) -> float:
-        """The share of the window in which some hop was handed over and not yet done."""
-        now = self.clock()
-        since = now - self.window
+        """The share of the window in which the thread had work."""
         with self._lock:
-            while self._done and self._done[0][1] < since:
-                self._done.popleft()
-            spans = [*self._done, *((start, now) for start in self._running)]
+            now = self.clock()
+            spans = list(self._periods)
+            if self._running:
+                spans.append((min(self._running), now))
+        since = now - self.window
         occupied = 0.0
         reached = since  # the spans are merged from the oldest start on
         for start, end in sorted(spans):
@@ -90,23 +103,26 @@ class Occupancy:
                 reached = end
         return occupied / self.window
 
-    def clear(self) -> None:
-        with self._lock:
-            self._done.clear()
-            self._running.clear()
-
 
 database_thread = Occupancy()
+
+
+@contextlib.asynccontextmanager
+async def occupying() -> AsyncIterator[None]:
+    """Note the hop to the database thread awaited inside in `database_thread`."""
+    occupancy = database_thread  # the same one at the end, whatever happens meanwhile
+    start = occupancy.begin()
+    try:
+        yield
+    finally:
+        occupancy.end(start)
 
 
 async def on_database_thread(call: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
     """`call(*args, **kwargs)` on the database thread, as `database_sync_to_async` runs
     it, noted in `database_thread` from now until it is done (raised or not)."""
-    start = database_thread.begin()
-    try:
+    async with occupying():
         return await database_sync_to_async(call)(*args, **kwargs)
-    finally:
-        database_thread.end(start)
 
 
 def refuse_new_seat_when_busy() -> None:

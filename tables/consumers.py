@@ -60,7 +60,7 @@ from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
 from poker_room.socket_auth import socket_user
 from poker_room.socket_loop import dispatch_from_queue
-from tables.capacity import on_database_thread, refuse_new_seat_when_busy
+from tables.capacity import occupying, on_database_thread, refuse_new_seat_when_busy
 from tables.commands import COMMANDS, CommandError, Snapshot, command_parse
 from tables.events import messages_from_group, player_presence_group
 from tables.exceptions import TableError
@@ -168,7 +168,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.accept()
         # The user too, found only now (poker_room/socket_auth.py): the handshake never
         # waits for the database thread, the rest of the connect does.
-        self.user = await socket_user(self.scope)
+        async with occupying():  # the session's user, read on the database thread
+            self.user = await socket_user(self.scope)
         self.viewer_id = self.user.id if self.user is not None else None
         if not await on_database_thread(Table.objects.filter(pk=self.table_id).exists):
             await self.close(code=4404)
