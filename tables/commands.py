@@ -57,13 +57,11 @@ def cents(*, default: Any = dataclasses.MISSING) -> Any:
 class Command:
     """Base of the commands. `name` is the `cmd` on the wire; `service` the table service
     it runs (called with `table_id`, `user` and the fields); `keyed` commands move money
-    and carry an idempotency `key`; a `new_seat` is refused while the room is past its
-    capacity (tables/capacity.py)."""
+    and carry an idempotency `key`."""
 
     name: ClassVar[str] = "command"
     service: ClassVar[Callable[..., Any] | None] = None
     keyed: ClassVar[bool] = False
-    new_seat: ClassVar[bool] = False
 
     def to_wire(self) -> dict[str, Any]:
         """The frame's body (the sender adds `seq`); absent fields are left out."""
@@ -105,7 +103,6 @@ class Sit(Command):
     name: ClassVar[str] = "sit"
     service = staticmethod(seating.seat_take)
     keyed: ClassVar[bool] = True
-    new_seat: ClassVar[bool] = True
     seat: int = argument("seat_number")
     buy_in: int = cents()
     post_big_blind: bool = False

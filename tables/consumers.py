@@ -61,7 +61,7 @@ from cashier.idempotency import client_idempotency_key
 from poker_room.socket_auth import socket_user
 from poker_room.socket_loop import dispatch_from_queue
 from tables.capacity import occupying, on_database_thread, refuse_new_seat_when_busy
-from tables.commands import COMMANDS, CommandError, Snapshot, command_parse
+from tables.commands import COMMANDS, CommandError, Sit, Snapshot, command_parse
 from tables.events import messages_from_group, player_presence_group
 from tables.exceptions import TableError
 from tables.feed import new_inbox, table_feed
@@ -334,7 +334,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if self.user is None:
             raise CommandError("login_required", "Log in to play.")
         command = command_parse(content)
-        if command.new_seat and command.key is None:
+        if isinstance(command, Sit) and command.key is None:
             # Refused here, before the database thread, when it cannot be a retry (the
             # service refuses the others after looking their key up).
             refuse_new_seat_when_busy()
