@@ -25,11 +25,25 @@ already seated play on, come back from sitting out and top up as before: only ne
 bring new work. With SEATING_OPEN off a process takes no new seat at all (draining it
 before a restart).
 
+Between settings.SEATING_SLOW_OCCUPANCY (0.5) and that, the process is filling up: it
+takes one new seat every settings.SEATING_SLOW_INTERVAL seconds (1) and refuses the rest
+(`SeatAdmission`). A seat brings its work only seconds after it is taken, once its table
+deals and its player starts to act, and the measure is an average over the window
+besides. A room that seated every player who asked until the measure said full had
+seated many more meanwhile, and kept them (seated players are never refused); and each
+moment the measure dipped below the threshold, as players left, let in a crowd of the
+refused asking again (at 500 tables of six, 3,000 players arriving in a minute, the tail
+on other players' sockets reached 2 s and 500 acts came after their clock ran out).
+Slowed, the room nears its capacity at a pace the measure can follow.
+
 The measure is the process's own. Several web processes each refuse seats when they
 are full; on one machine they share its cores and fill up together.
 """
 
 import contextlib
+import dataclasses
+import enum
+import logging
 import threading
 import time
 from collections import Counter, deque
@@ -40,6 +54,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from tables.exceptions import RoomBusy
+
+logger = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
@@ -125,10 +141,100 @@ async def on_database_thread(call: Callable[..., R], /, *args: Any, **kwargs: An
         return await database_sync_to_async(call)(*args, **kwargs)
 
 
-def refuse_new_seat_when_busy() -> None:
-    """Raise `RoomBusy` while this process takes no new seats (see above)."""
-    if not settings.SEATING_OPEN or database_thread.share() > settings.SEATING_SHED_OCCUPANCY:
+class SeatAdmission:
+    """When this process last took a new seat while slowed: one every `interval` seconds."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self._last: float | None = None
+        self._lock = threading.Lock()  # sits come from the database thread and HTTP's
+
+    def free(self, interval: float) -> bool:
+        """Whether a seat may be taken now (nothing is spent)."""
+        with self._lock:
+            return self._last is None or self.clock() - self._last >= interval
+
+    def take(self, interval: float) -> bool:
+        """Take a seat now if one may be taken; False (nothing spent) if not."""
+        with self._lock:
+            now = self.clock()
+            if self._last is not None and now - self._last < interval:
+                return False
+            self._last = now
+            return True
+
+
+seat_admission = SeatAdmission()
+
+
+class Seating(enum.Enum):
+    """How a process takes new seats, by its database thread's occupancy."""
+
+    OPEN = "open"
+    SLOWED = "slowed"  # one every SEATING_SLOW_INTERVAL seconds
+    CLOSED = "closed"
+
+
+def seating_now() -> tuple[Seating, float]:
+    """How this process takes new seats now, and the occupancy that decided it."""
+    share = database_thread.share()
+    if not settings.SEATING_OPEN or share > settings.SEATING_SHED_OCCUPANCY:
+        seating = Seating.CLOSED
+    elif share > settings.SEATING_SLOW_OCCUPANCY:
+        seating = Seating.SLOWED
+    else:
+        seating = Seating.OPEN
+    _log_change(seating, share)
+    return seating, share
+
+
+# At most one line every this many seconds: near a threshold the state can change at
+# every sit.
+LOG_EVERY = 10.0
+
+
+@dataclasses.dataclass
+class _Logged:
+    seating: Seating = Seating.OPEN
+    at: float = -LOG_EVERY
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+
+
+_logged = _Logged()
+
+
+def _log_change(seating: Seating, share: float) -> None:
+    """Log when the process starts or stops refusing seats: a room turning players away
+    shows in its log, by a line when that changes rather than one a refusal (a change
+    inside LOG_EVERY of the last line waits for a sit after it)."""
+    with _logged.lock:
+        now = time.monotonic()
+        if seating is _logged.seating or now - _logged.at < LOG_EVERY:
+            return
+        _logged.seating, _logged.at = seating, now
+    logger.warning(
+        "new seats %s: the database thread was occupied %.0f%% of the last %g s%s",
+        seating.value,
+        share * 100,
+        WINDOW,
+        "" if settings.SEATING_OPEN else " (SEATING_OPEN is off)",
+    )
+
+
+def refuse_new_seat_when_busy(*, take: bool = True) -> None:
+    """Raise `RoomBusy` while this process takes no new seats, or none more just now
+    (see above). `take=False` only asks: a seat allowed then is not counted, so the
+    sit that follows asks again with `take=True` once it is sure to be carried out."""
+    seating, _ = seating_now()
+    if seating is Seating.CLOSED:
         raise RoomBusy(
             "The room is full right now: no new seats are taken for the moment. "
             f"Try again in {RETRY_AFTER} seconds."
         )
+    if seating is Seating.SLOWED:
+        interval = settings.SEATING_SLOW_INTERVAL
+        if not (seat_admission.take(interval) if take else seat_admission.free(interval)):
+            raise RoomBusy(
+                "The room is nearly full: it takes new players a few at a time. "
+                f"Try again in {RETRY_AFTER} seconds."
+            )

@@ -336,8 +336,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         command = command_parse(content)
         if isinstance(command, Sit) and command.key is None:
             # Refused here, before the database thread, when it cannot be a retry (the
-            # service refuses the others after looking their key up).
-            refuse_new_seat_when_busy()
+            # service refuses the others after looking their key up, and takes the seat
+            # a slowed room lets in).
+            refuse_new_seat_when_busy(take=False)
         key = None
         if command.keyed:
             # Namespaced by channel, user and command, so a client's key can never be one

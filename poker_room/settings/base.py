@@ -119,7 +119,10 @@ HTTP_QUEUE_TIMEOUT = float(env_str("HTTP_QUEUE_TIMEOUT", "30"))
 TABLE_LOCK_TIMEOUT_MS = int(env_str("TABLE_LOCK_TIMEOUT_MS", "5000"))
 # New seats are refused (`room_busy`) while a web process's database thread was occupied
 # for more than this share of the last few seconds (tables/capacity.py); with
-# SEATING_OPEN off, always (a process drained before a restart).
+# SEATING_OPEN off, always (a process drained before a restart). Above the slow share, one
+# new seat is taken every SEATING_SLOW_INTERVAL seconds and the others are refused.
+SEATING_SLOW_OCCUPANCY = float(env_str("SEATING_SLOW_OCCUPANCY", "0.5"))
+SEATING_SLOW_INTERVAL = float(env_str("SEATING_SLOW_INTERVAL", "1"))
 SEATING_SHED_OCCUPANCY = float(env_str("SEATING_SHED_OCCUPANCY", "0.8"))
 SEATING_OPEN = env_bool("SEATING_OPEN", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -36,5 +36,6 @@ WHITENOISE_USE_FINDERS = True
 # The suite's tests hold the database thread on purpose (chaos, stalls) and run side by
 # side: new seats are refused only in the tests of load shedding, which lower this.
 SEATING_SHED_OCCUPANCY = float(env_str("SEATING_SHED_OCCUPANCY", "2"))  # above 1: never
+SEATING_SLOW_OCCUPANCY = float(env_str("SEATING_SLOW_OCCUPANCY", "2"))
 # Health tests change the room and look again at once.
 HEALTH_REPORT_MAX_AGE_SECONDS = 0

@@ -14,7 +14,7 @@ from tables import capacity
 from tables.bots import player
 from tables.bots.player import Pace
 from tables.bots.runner import run_bots
-from tables.capacity import Occupancy
+from tables.capacity import Occupancy, SeatAdmission, Seating
 from tables.models import Seat, SeatStatus
 from tests.kit import TableFactory, funded_player, wallet
 from tests.tables.test_consumers import connect_as
@@ -37,10 +37,13 @@ class Clock:
 def clock(monkeypatch, settings) -> Clock:
     """A fresh measure of this process's database thread on a clock of the test's (the
     suite's other tests leave theirs in the process's), and the room's default
-    threshold (the suite's settings raise it out of the way)."""
+    thresholds (the suite's settings raise them out of the way)."""
     settings.SEATING_SHED_OCCUPANCY = 0.8
+    settings.SEATING_SLOW_OCCUPANCY = 0.5
+    settings.SEATING_SLOW_INTERVAL = 1.0
     clock = Clock()
     monkeypatch.setattr(capacity, "database_thread", Occupancy(clock=clock))
+    monkeypatch.setattr(capacity, "seat_admission", SeatAdmission(clock=clock))
     return clock
 
 
@@ -98,8 +101,11 @@ def test_a_hop_stuck_for_the_whole_window_fills_it(clock):
 
 
 def test_a_new_seat_is_refused_only_above_the_threshold_or_while_seating_is_closed(clock, settings):
-    took(clock, capacity.WINDOW * 0.79)  # an arrival of players sitting down: busy, not full
-    capacity.refuse_new_seat_when_busy()
+    took(clock, capacity.WINDOW * 0.49)  # an arrival of players sitting down: busy, not full
+    for _ in range(10):
+        capacity.refuse_new_seat_when_busy()  # every one taken
+    took(clock, capacity.WINDOW * 0.3)
+    capacity.refuse_new_seat_when_busy()  # filling up (below)
     took(clock, capacity.WINDOW * 0.1)
     with pytest.raises(capacity.RoomBusy) as refused:
         capacity.refuse_new_seat_when_busy()
@@ -110,6 +116,95 @@ def test_a_new_seat_is_refused_only_above_the_threshold_or_while_seating_is_clos
     settings.SEATING_OPEN = False  # drained before a restart
     with pytest.raises(capacity.RoomBusy):
         capacity.refuse_new_seat_when_busy()
+
+
+def test_a_filling_room_takes_one_new_seat_a_second(clock):
+    took(clock, capacity.WINDOW * 0.6)
+    assert capacity.seating_now() == (Seating.SLOWED, pytest.approx(0.6))
+    capacity.refuse_new_seat_when_busy()
+    with pytest.raises(capacity.RoomBusy) as refused:
+        capacity.refuse_new_seat_when_busy()
+    assert refused.value.code == "room_busy"
+    assert "a few at a time" in refused.value.message and "30 seconds" in refused.value.message
+    clock.offset += 0.99
+    with pytest.raises(capacity.RoomBusy):
+        capacity.refuse_new_seat_when_busy(take=False)
+    clock.offset += 0.01  # a second after the last seat taken
+    # Asking spends nothing: the consumer asks before the thread, the service then takes.
+    capacity.refuse_new_seat_when_busy(take=False)
+    capacity.refuse_new_seat_when_busy(take=False)
+    capacity.refuse_new_seat_when_busy()
+    for take in (False, True):
+        with pytest.raises(capacity.RoomBusy):
+            capacity.refuse_new_seat_when_busy(take=take)
+    # A refusal spends nothing either: the next seat comes a second after the last taken.
+    clock.offset += 1.0
+    capacity.refuse_new_seat_when_busy()
+
+
+def test_a_room_below_the_slow_share_seats_all_who_ask_and_above_the_full_share_none(clock):
+    took(clock, capacity.WINDOW * 0.5)
+    assert capacity.seating_now()[0] is Seating.OPEN
+    for _ in range(10):
+        capacity.refuse_new_seat_when_busy()
+    took(clock, capacity.WINDOW * 0.31)
+    assert capacity.seating_now()[0] is Seating.CLOSED
+    with pytest.raises(capacity.RoomBusy) as refused:
+        capacity.refuse_new_seat_when_busy()
+    assert "full right now" in refused.value.message
+
+
+def test_a_change_of_seating_is_logged_once_not_at_every_sit(clock, caplog, monkeypatch):
+    monkeypatch.setattr(capacity, "_logged", capacity._Logged())
+    took(clock, capacity.WINDOW * 0.9)
+    for _ in range(5):
+        with pytest.raises(capacity.RoomBusy):
+            capacity.refuse_new_seat_when_busy()
+    lines = [r.getMessage() for r in caplog.records if r.name == "tables.capacity"]
+    assert lines == ["new seats closed: the database thread was occupied 90% of the last 3 s"]
+    clock.offset += capacity.WINDOW * 2
+    capacity.refuse_new_seat_when_busy()  # open again, within LOG_EVERY of the last line
+    assert len([r for r in caplog.records if r.name == "tables.capacity"]) == 1
+    capacity._logged.at -= capacity.LOG_EVERY
+    capacity.refuse_new_seat_when_busy()
+    assert caplog.records[-1].getMessage().startswith("new seats open: ")
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_filling_room_seats_one_player_a_second_over_the_socket(clock):
+    """Between the slow and the full share: of two players asking at once, one is
+    seated; the other is refused with nothing moved, and seated a second later."""
+    table = await database_sync_to_async(TableFactory)(seats=6)
+    alice, bob, carol = [await database_sync_to_async(funded_player)() for _ in "abc"]
+    clients = [connect_as(user, table.id) for user in (alice, bob, carol)]
+    for client in clients:
+        await client.connect()
+    first, second, third = clients
+    took(clock, capacity.WINDOW * 0.6)  # the test's clock stands still meanwhile
+    transactions = await database_sync_to_async(LedgerTransaction.objects.count)()
+
+    assert (await first.send("sit", seat=1, buy_in=10_000))["type"] == "ack"
+    # Without a key, refused before the thread; with one, by the service.
+    for fields in ({}, {"key": "b"}):
+        refused = await second.send("sit", seat=2, buy_in=10_000, **fields)
+        assert refused["type"] == "error" and refused["code"] == "room_busy", refused
+    # A sit refused for its own reason takes no place in the room's one a second.
+    clock.offset += 1.0
+    took(clock, capacity.WINDOW * 0.3)  # still filling
+    assert (await third.send("sit", seat=1, buy_in=10_000))["code"] == "seat_unavailable"
+    assert (await second.send("sit", seat=2, buy_in=10_000, key="b"))["type"] == "ack"
+    assert (await third.send("sit", seat=3, buy_in=10_000))["code"] == "room_busy"
+
+    seats = await database_sync_to_async(
+        lambda: sorted(Seat.objects.values_list("number", "player"))
+    )()
+    assert seats == [(1, alice.id), (2, bob.id)]
+    assert [await database_sync_to_async(wallet)(user) for user in (alice, bob, carol)] == [
+        90_000, 90_000, 100_000
+    ]  # fmt: skip
+    assert await database_sync_to_async(LedgerTransaction.objects.count)() == transactions + 2
+    for client in clients:
+        await client.ws.disconnect()
 
 
 @pytest.mark.django_db(transaction=True)
