@@ -34,7 +34,10 @@ seated many more meanwhile, and kept them (seated players are never refused); an
 moment the measure dipped below the threshold, as players left, let in a crowd of the
 refused asking again (at 500 tables of six, 3,000 players arriving in a minute, the tail
 on other players' sockets reached 2 s and 500 acts came after their clock ran out).
-Slowed, the room nears its capacity at a pace the measure can follow.
+Slowed, the room nears its capacity at a pace the measure can follow. The seat of each
+interval goes to the first sit that asks for it, whether or not that sit then succeeds,
+and the others are refused as the full room refuses them: a sit without a key before
+the database thread, one with a key once its replay is looked up.
 
 The measure is the process's own. Several web processes each refuse seats when they
 are full; on one machine they share its cores and fill up together.
@@ -142,25 +145,24 @@ async def on_database_thread(call: Callable[..., R], /, *args: Any, **kwargs: An
 
 
 class SeatAdmission:
-    """When this process last took a new seat while slowed: one every `interval` seconds."""
+    """The new seat a slowed process took last: when, and whose sit it was. One every
+    `interval` seconds; the sit that took it may ask again (the consumer asks before the
+    database thread, the service under the table's lock)."""
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic):
         self.clock = clock
         self._last: float | None = None
+        self._sit: tuple[int, int] | None = None  # (user, table)
         self._lock = threading.Lock()  # sits come from the database thread and HTTP's
 
-    def free(self, interval: float) -> bool:
-        """Whether a seat may be taken now (nothing is spent)."""
-        with self._lock:
-            return self._last is None or self.clock() - self._last >= interval
-
-    def take(self, interval: float) -> bool:
-        """Take a seat now if one may be taken; False (nothing spent) if not."""
+    def take(self, interval: float, sit: tuple[int, int]) -> bool:
+        """Let `sit` (user, table) in now if a seat may be taken, or it was let in within
+        the interval; False (nothing changed) if not."""
         with self._lock:
             now = self.clock()
             if self._last is not None and now - self._last < interval:
-                return False
-            self._last = now
+                return sit == self._sit
+            self._last, self._sit = now, sit
             return True
 
 
@@ -221,20 +223,21 @@ def _log_change(seating: Seating, share: float) -> None:
     )
 
 
-def refuse_new_seat_when_busy(*, take: bool = True) -> None:
+def refuse_new_seat_when_busy(*, user_id: int, table_id: int) -> None:
     """Raise `RoomBusy` while this process takes no new seats, or none more just now
-    (see above). `take=False` only asks: a seat allowed then is not counted, so the
-    sit that follows asks again with `take=True` once it is sure to be carried out."""
+    (see above), for a sit of this user at this table. Asked twice for one sit (before the
+    database thread and in the service), it gives the same answer within the interval: a
+    seat let in at the first is not refused at the second."""
     seating, _ = seating_now()
     if seating is Seating.CLOSED:
         raise RoomBusy(
             "The room is full right now: no new seats are taken for the moment. "
             f"Try again in {RETRY_AFTER} seconds."
         )
-    if seating is Seating.SLOWED:
-        interval = settings.SEATING_SLOW_INTERVAL
-        if not (seat_admission.take(interval) if take else seat_admission.free(interval)):
-            raise RoomBusy(
-                "The room is nearly full: it takes new players a few at a time. "
-                f"Try again in {RETRY_AFTER} seconds."
-            )
+    if seating is Seating.SLOWED and not seat_admission.take(
+        settings.SEATING_SLOW_INTERVAL, (user_id, table_id)
+    ):
+        raise RoomBusy(
+            "The room is nearly full: it takes new players a few at a time. "
+            f"Try again in {RETRY_AFTER} seconds."
+        )

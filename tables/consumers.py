@@ -336,9 +336,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         command = command_parse(content)
         if isinstance(command, Sit) and command.key is None:
             # Refused here, before the database thread, when it cannot be a retry (the
-            # service refuses the others after looking their key up, and takes the seat
-            # a slowed room lets in).
-            refuse_new_seat_when_busy(take=False)
+            # service refuses the others after looking their key up). A seat a slowed room
+            # lets in is this sit's, and the service's check lets it through.
+            refuse_new_seat_when_busy(user_id=self.user.pk, table_id=self.table_id)
         key = None
         if command.keyed:
             # Namespaced by channel, user and command, so a client's key can never be one

@@ -78,8 +78,8 @@ def seat_take(
     check: while the seat that key made is still there, with that seat (nothing moves,
     nothing is announced); once the player has left it, with `idempotency_key_reused`.
     A key is never a second buy-in, so a replay can never seat anyone without a debit.
-    A sit that passes every check is refused `room_busy` while the room is past its
-    capacity, or is letting new players in one at a time (tables/capacity.py).
+    Any other sit is refused `room_busy` while the room is past its capacity, or is
+    letting new players in one at a time (tables/capacity.py).
     """
     if not user_can_play(user=user):
         raise TableError("Auditors and staff accounts do not play.", code="cannot_play")
@@ -104,6 +104,8 @@ def seat_take(
                 "use a new key for a new request."
             )
         return seat
+    # After the replay: a player whose first answer was lost is seated, not refused.
+    capacity.refuse_new_seat_when_busy(user_id=user.pk, table_id=table.pk)
     if table.status == TableStatus.CLOSED:
         raise TableClosed("This table is closed.")
     if table.status == TableStatus.PAUSED:
@@ -119,10 +121,6 @@ def seat_take(
     low, high = buy_in_limits(stake=table.stake_level, departure=departure)
     if type(buy_in) is not int or not low <= buy_in <= high:
         raise BuyInOutOfRange(_buy_in_refusal(table=table, departure=departure, low=low, high=high))
-    # After the replay (a player whose first answer was lost is seated, not refused) and
-    # after every other check: a room letting seats in one at a time counts only those
-    # it seats.
-    capacity.refuse_new_seat_when_busy()
     posting = _money(
         cashier.table_buy_in,
         user=user,

@@ -55,6 +55,11 @@ def took(clock: Clock, seconds: float, count: int = 1) -> None:
         capacity.database_thread.end(start)
 
 
+def sit(user_id: int = 1, table_id: int = 1) -> None:
+    """A sit asks whether it may take a seat (raises `RoomBusy` if not)."""
+    capacity.refuse_new_seat_when_busy(user_id=user_id, table_id=table_id)
+
+
 def test_the_share_is_the_part_of_the_window_with_a_hop_on_the_thread(clock):
     thread = capacity.database_thread
     assert thread.share() == 0.0
@@ -102,55 +107,53 @@ def test_a_hop_stuck_for_the_whole_window_fills_it(clock):
 
 def test_a_new_seat_is_refused_only_above_the_threshold_or_while_seating_is_closed(clock, settings):
     took(clock, capacity.WINDOW * 0.49)  # an arrival of players sitting down: busy, not full
-    for _ in range(10):
-        capacity.refuse_new_seat_when_busy()  # every one taken
+    for user_id in range(10):
+        sit(user_id)  # every one taken
     took(clock, capacity.WINDOW * 0.3)
-    capacity.refuse_new_seat_when_busy()  # filling up (below)
+    sit()  # filling up (below)
     took(clock, capacity.WINDOW * 0.1)
     with pytest.raises(capacity.RoomBusy) as refused:
-        capacity.refuse_new_seat_when_busy()
+        sit()
     assert refused.value.code == "room_busy"
     assert "30 seconds" in refused.value.message
     clock.offset += capacity.WINDOW + 0.01
-    capacity.refuse_new_seat_when_busy()
+    sit()
     settings.SEATING_OPEN = False  # drained before a restart
     with pytest.raises(capacity.RoomBusy):
-        capacity.refuse_new_seat_when_busy()
+        sit()
 
 
 def test_a_filling_room_takes_one_new_seat_a_second(clock):
     took(clock, capacity.WINDOW * 0.6)
     assert capacity.seating_now() == (Seating.SLOWED, pytest.approx(0.6))
-    capacity.refuse_new_seat_when_busy()
-    with pytest.raises(capacity.RoomBusy) as refused:
-        capacity.refuse_new_seat_when_busy()
+    sit(user_id=1)
+    sit(user_id=1)  # the same sit asked again (the consumer, then the service): let in
+    for user_id, table_id in ((2, 1), (1, 2)):  # another player, another table
+        with pytest.raises(capacity.RoomBusy) as refused:
+            sit(user_id, table_id)
     assert refused.value.code == "room_busy"
     assert "a few at a time" in refused.value.message and "30 seconds" in refused.value.message
     clock.offset += 0.99
     with pytest.raises(capacity.RoomBusy):
-        capacity.refuse_new_seat_when_busy(take=False)
-    clock.offset += 0.01  # a second after the last seat taken
-    # Asking spends nothing: the consumer asks before the thread, the service then takes.
-    capacity.refuse_new_seat_when_busy(take=False)
-    capacity.refuse_new_seat_when_busy(take=False)
-    capacity.refuse_new_seat_when_busy()
-    for take in (False, True):
-        with pytest.raises(capacity.RoomBusy):
-            capacity.refuse_new_seat_when_busy(take=take)
-    # A refusal spends nothing either: the next seat comes a second after the last taken.
+        sit(user_id=2)
+    clock.offset += 0.01  # a second after the last seat taken; refusals spent nothing
+    sit(user_id=2)
+    with pytest.raises(capacity.RoomBusy):
+        sit(user_id=1)
     clock.offset += 1.0
-    capacity.refuse_new_seat_when_busy()
+    sit(user_id=3)
+    sit(user_id=3)
 
 
 def test_a_room_below_the_slow_share_seats_all_who_ask_and_above_the_full_share_none(clock):
     took(clock, capacity.WINDOW * 0.5)
     assert capacity.seating_now()[0] is Seating.OPEN
-    for _ in range(10):
-        capacity.refuse_new_seat_when_busy()
+    for user_id in range(10):
+        sit(user_id)
     took(clock, capacity.WINDOW * 0.31)
     assert capacity.seating_now()[0] is Seating.CLOSED
     with pytest.raises(capacity.RoomBusy) as refused:
-        capacity.refuse_new_seat_when_busy()
+        sit()
     assert "full right now" in refused.value.message
 
 
@@ -159,14 +162,14 @@ def test_a_change_of_seating_is_logged_once_not_at_every_sit(clock, caplog, monk
     took(clock, capacity.WINDOW * 0.9)
     for _ in range(5):
         with pytest.raises(capacity.RoomBusy):
-            capacity.refuse_new_seat_when_busy()
+            sit()
     lines = [r.getMessage() for r in caplog.records if r.name == "tables.capacity"]
     assert lines == ["new seats closed: the database thread was occupied 90% of the last 3 s"]
     clock.offset += capacity.WINDOW * 2
-    capacity.refuse_new_seat_when_busy()  # open again, within LOG_EVERY of the last line
+    sit()  # open again, within LOG_EVERY of the last line
     assert len([r for r in caplog.records if r.name == "tables.capacity"]) == 1
     capacity._logged.at -= capacity.LOG_EVERY
-    capacity.refuse_new_seat_when_busy()
+    sit()
     assert caplog.records[-1].getMessage().startswith("new seats open: ")
 
 
@@ -188,10 +191,14 @@ async def test_a_filling_room_seats_one_player_a_second_over_the_socket(clock):
     for fields in ({}, {"key": "b"}):
         refused = await second.send("sit", seat=2, buy_in=10_000, **fields)
         assert refused["type"] == "error" and refused["code"] == "room_busy", refused
-    # A sit refused for its own reason takes no place in the room's one a second.
+    # The seat of the next second goes to whichever sit asks first, even one then refused
+    # for its own reason (asked before the thread, the service lets it through).
     clock.offset += 1.0
     took(clock, capacity.WINDOW * 0.3)  # still filling
     assert (await third.send("sit", seat=1, buy_in=10_000))["code"] == "seat_unavailable"
+    assert (await second.send("sit", seat=2, buy_in=10_000, key="b"))["code"] == "room_busy"
+    clock.offset += 1.0
+    took(clock, capacity.WINDOW * 0.3)
     assert (await second.send("sit", seat=2, buy_in=10_000, key="b"))["type"] == "ack"
     assert (await third.send("sit", seat=3, buy_in=10_000))["code"] == "room_busy"
 
