@@ -149,6 +149,12 @@ class RunClock:
     def over(self) -> bool:
         return self.ends_at is not None and time.monotonic() >= self.ends_at
 
+    def phase(self) -> str:
+        """The part of the run now, to place a problem in it."""
+        if time.monotonic() < self.measure_from:
+            return "arriving"
+        return "winding down" if self.over() else "measured"
+
 
 @dataclass
 class TableRun:
@@ -282,6 +288,7 @@ class Bot:
         # for our action (hand, turn), and our last turn's deadline (hand, epoch seconds).
         self.table_turn: tuple[int, int, int] | None = None
         self.turn_open: tuple[int, int] | None = None
+        self.turn_seen_at = 0.0  # when our last turn reached us (`time.perf_counter()`)
         self.deadline: tuple[int, float] | None = None
         # Human pace: leaving after this hand, then away from the table for a while.
         self.breaking = False
@@ -456,7 +463,8 @@ class Bot:
 
     def problem(self, text: str) -> None:
         if len(self.report.problems) < PROBLEM_SAMPLES:
-            self.report.problems.append(f"{self.name} at {self.run_.plan.name}: {text}")
+            where = f"{self.name} at {self.run_.plan.name} ({self.run_.clock.phase()})"
+            self.report.problems.append(f"{where}: {text}")
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -635,7 +643,11 @@ class Bot:
                 self.report.errors_expected[code] += 1
             else:
                 self.report.errors_unexpected[code] += 1
-                self.problem(f"{pending.cmd} refused: {code}: {answer.get('message')}")
+                now = time.perf_counter()
+                waited = f"after {(now - pending.sent_at) * 1000:.0f} ms"
+                if pending.cmd == "act":
+                    waited += f", our turn seen {(now - self.turn_seen_at) * 1000:.0f} ms ago"
+                self.problem(f"{pending.cmd} refused {waited}: {code}: {answer.get('message')}")
             if pending.on_error:
                 pending.on_error(code)
         await self.after_change()
@@ -742,6 +754,7 @@ class Bot:
             return
         self.answered.add((hand, turn))
         self.turn_open = (hand, turn)
+        self.turn_seen_at = time.perf_counter()
         role = self.spec.role
         if spoil and not self.run_.winding_down:
             # The first chance is always taken, so that even a short run shows each role.
