@@ -57,6 +57,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from tables.exceptions import RoomBusy
+from tables.hop_order import Urgency, hop_order
 
 logger = logging.getLogger(__name__)
 
@@ -127,20 +128,25 @@ database_thread = Occupancy()
 
 
 @contextlib.asynccontextmanager
-async def occupying() -> AsyncIterator[None]:
-    """Note the hop to the database thread awaited inside in `database_thread`."""
+async def occupying(urgency: Urgency = Urgency.VIEW) -> AsyncIterator[None]:
+    """Note the hop to the database thread awaited inside in `database_thread`, from now
+    (its wait for its turn in `hop_order` included: the thread has work meanwhile)."""
     occupancy = database_thread  # the same one at the end, whatever happens meanwhile
     start = occupancy.begin()
     try:
-        yield
+        async with hop_order.turn(urgency):
+            yield
     finally:
         occupancy.end(start)
 
 
-async def on_database_thread(call: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
+async def on_database_thread(
+    call: Callable[..., R], /, *args: Any, urgency: Urgency = Urgency.VIEW, **kwargs: Any
+) -> R:
     """`call(*args, **kwargs)` on the database thread, as `database_sync_to_async` runs
-    it, noted in `database_thread` from now until it is done (raised or not)."""
-    async with occupying():
+    it, in its turn by `urgency` (tables/hop_order.py), noted in `database_thread` from now
+    until it is done (raised or not)."""
+    async with occupying(urgency):
         return await database_sync_to_async(call)(*args, **kwargs)
 
 

@@ -57,11 +57,13 @@ def cents(*, default: Any = dataclasses.MISSING) -> Any:
 class Command:
     """Base of the commands. `name` is the `cmd` on the wire; `service` the table service
     it runs (called with `table_id`, `user` and the fields); `keyed` commands move money
-    and carry an idempotency `key`."""
+    and carry an idempotency `key`; `on_clock` commands are decisions a turn's clock waits
+    for, carried out before the others when the room is busy (tables/hop_order.py)."""
 
     name: ClassVar[str] = "command"
     service: ClassVar[Callable[..., Any] | None] = None
     keyed: ClassVar[bool] = False
+    on_clock: ClassVar[bool] = False
 
     def to_wire(self) -> dict[str, Any]:
         """The frame's body (the sender adds `seq`); absent fields are left out."""
@@ -126,6 +128,7 @@ class Act(Command):
 
     name: ClassVar[str] = "act"
     service = staticmethod(play.hand_act)
+    on_clock: ClassVar[bool] = True
     action: str = argument("kind")
     amount: int | None = None
     turn: int | None = None
@@ -138,6 +141,7 @@ class RunTwice(Command):
 
     name: ClassVar[str] = "run_twice"
     service = staticmethod(play.hand_run_twice)
+    on_clock: ClassVar[bool] = True
     agree: bool
     turn: int | None = None
 

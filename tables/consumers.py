@@ -65,6 +65,7 @@ from tables.commands import COMMANDS, CommandError, Sit, Snapshot, command_parse
 from tables.events import messages_from_group, player_presence_group
 from tables.exceptions import TableError
 from tables.feed import new_inbox, table_feed
+from tables.hop_order import Urgency
 from tables.models import Seat, Table
 from tables.selectors import table_snapshot
 from tables.services import play
@@ -185,7 +186,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if self.user is not None and seated:
             try:
                 await on_database_thread(
-                    play.seat_reconnected, table_id=self.table_id, user=self.user
+                    play.seat_reconnected,
+                    table_id=self.table_id,
+                    user=self.user,
+                    urgency=Urgency.TABLE,
                 )
             except Exception:  # the connection works without the bonus: keep it
                 logger.exception("table %s: the reconnect bonus failed", self.table_id)
@@ -226,7 +230,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if not await on_database_thread(seat.exists):
             return  # a viewer who is not seated has no drop to record (and takes no lock)
         try:
-            await on_database_thread(play.seat_disconnected, table_id=self.table_id, user=self.user)
+            await on_database_thread(
+                play.seat_disconnected,
+                table_id=self.table_id,
+                user=self.user,
+                urgency=Urgency.TABLE,
+            )
         except Exception:
             logger.exception("table %s: recording the drop of %s failed", self.table_id, user_id)
 
@@ -353,7 +362,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             except IdempotencyKeyInvalid as exc:
                 raise CommandError("idempotency_key_invalid", exc.message) from exc
         await on_database_thread(
-            command.run, table_id=self.table_id, user=self.user, idempotency_key=key
+            command.run,
+            table_id=self.table_id,
+            user=self.user,
+            idempotency_key=key,
+            urgency=Urgency.CLOCK if command.on_clock else Urgency.TABLE,
         )
 
     async def table_resync(self, message: dict[str, Any]) -> None:
