@@ -597,6 +597,10 @@ class Bot:
         # has ended, even if its `hand_ended` went while we were away (a room restart).
         current = hand["id"] if hand is not None and not hand["is_over"] else None
         self.run_.ended.update(h for h in self.run_.started if h != current)
+        # A turn of ours still open is as the snapshot shows it, or gone.
+        ours = hand["actor"] == self.seat if current is not None else False
+        if not ours or self.turn_open != (current, hand["turn"]):
+            self.turn_open = None
         if hand is not None and not hand["is_over"]:
             self.hand = hand["id"]
             self.run_.started.add(hand["id"])
@@ -840,6 +844,12 @@ class Bot:
             # Once the leave is sent, wait for `seat_left`: a `seats` message published
             # before it may still show us seated.
             if self.leave_sent:
+                return
+            # A decision being thought over is made first, as a person would: a `sit_out`
+            # sent before it is carried out before it too (a socket's commands go in
+            # order), and when the whole run winds down at once, a thousand of them queue
+            # ahead of that act, which then comes after its clock (its answer prompts us).
+            if self.turn_open is not None:
                 return
             # A `sit_in` still unanswered: the "sitting_out" we hold predates it, and the
             # room may deal us in before it reads our leave (which then folds that hand).
