@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from poker_room.gc_freeze import freeze_startup_objects
 from tables.timers import TABLES_AT_ONCE, timers_loop
 
 
@@ -38,6 +39,7 @@ class Command(BaseCommand):
         # roll back, but a clean stop releases the leader lock at once).
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
+        freeze_startup_objects()  # poker_room/gc_freeze.py
         self.stdout.write("timer loop started")
         timers_loop(stop=lambda: bool(stopping), tables_at_once=options["tables_at_once"])
         self.stdout.write("timer loop stopped")
