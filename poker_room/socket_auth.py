@@ -60,3 +60,15 @@ async def socket_user(scope: dict[str, Any]) -> User | None:
             return None
         user = scope["user"] = await get_user(scope)
     return user if user.is_authenticated else None
+
+
+def socket_may_have_user(scope: dict[str, Any]) -> bool:
+    """Whether `socket_user` may find a player for this socket, asked without the
+    database: a user already in the scope is taken as it is; else only a session cookie
+    can name one (whether it does is known once the session is read). False: a spectator
+    for sure."""
+    user = scope.get("user")
+    if user is not None:
+        return bool(user.is_authenticated)
+    session = scope.get("session")
+    return session is not None and session.session_key is not None

@@ -31,6 +31,12 @@ or may not have been carried out, so the client resynchronises and decides again
 handshake is accepted at once; an unknown table is then closed with 4404, and a fault
 while connecting with 1013 (try again later), never 1011.
 
+Limits per viewer (tables/viewer_limits.py: a user, or a spectator's address): a socket
+over its viewer's cap, or a connect when the viewer's shared token bucket is empty, is
+closed with 4429 (too many sockets or too fast: try again later) and does nothing more;
+a frame when that bucket is empty gets `rate_limited`, as over this socket's own. After
+the server closes a socket (4404, 4429, 1013) nothing the client sends is read.
+
 Ordering: commands on a table are serialised by its row lock, so versions follow commit
 order; but each process publishes after its own commit, so two messages can reach the
 table's feed in the wrong order. The consumer puts them back in order, waiting up to
@@ -45,7 +51,6 @@ import json
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from autobahn.exception import Disconnected
@@ -53,13 +58,15 @@ from channels.consumer import get_handler_name
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import DataError, connection, transaction
 
 from accounts.models import User
 from cashier.exceptions import IdempotencyKeyInvalid
 from cashier.idempotency import client_idempotency_key
-from poker_room.socket_auth import socket_user
+from poker_room.socket_auth import socket_may_have_user, socket_user
 from poker_room.socket_loop import dispatch_from_queue
+from tables import viewer_limits
 from tables.capacity import occupying, on_database_thread, refuse_new_seat_when_busy
 from tables.commands import COMMANDS, CommandError, Sit, Snapshot, command_parse
 from tables.events import messages_from_group, player_presence_group
@@ -69,6 +76,7 @@ from tables.hop_order import Urgency
 from tables.models import Seat, Table
 from tables.selectors import table_snapshot
 from tables.services import play
+from tables.viewer_limits import SocketPlace, TokenBucket, client_address
 
 logger = logging.getLogger(__name__)
 
@@ -78,34 +86,16 @@ MAX_FRAME_CHARS = 4096
 # Per-connection token bucket: a burst of RATE_BURST commands, refilled at RATE_PER_SECOND.
 RATE_BURST = 20
 RATE_PER_SECOND = 10.0
-
-
-@dataclass
-class TokenBucket:
-    """`capacity` commands at once, refilled at `rate` a second (times in seconds)."""
-
-    capacity: float
-    rate: float
-    tokens: float = field(init=False)
-    updated: float | None = field(default=None, init=False)
-
-    def __post_init__(self) -> None:
-        self.tokens = self.capacity
-
-    def take(self, now: float) -> bool:
-        """Spend one token at time `now`; False (nothing spent) when none is left."""
-        if self.updated is not None:
-            self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
-        self.updated = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
+# A socket over its viewer's cap, or a connect with no token left (tables/viewer_limits.py):
+# too many sockets or too fast, try again later.
+CLOSE_TOO_MANY = 4429
 
 
 class TableConsumer(AsyncJsonWebsocketConsumer):
     rate_burst: ClassVar[float] = RATE_BURST
     rate_per_second: ClassVar[float] = RATE_PER_SECOND
+    closing = False  # the server has closed the socket (`_close`)
+    place: SocketPlace | None = None  # under its viewer's caps (tables/viewer_limits.py)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """Channels' consumer loop (channels.consumer.AsyncConsumer.__call__), on one
@@ -154,27 +144,44 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.early: dict[int, str] = {}
         self.reorder_timer: asyncio.TimerHandle | None = None
         self.waiting_for: int | None = None
+        opened = False
         try:
-            await self._connect()
+            opened = await self._connect()
         except Exception:
             logger.exception("table %s: connecting failed", self.table_id)
-            await self.close(code=1013)  # try again later
+            await self._close(1013)  # try again later
+        finally:
+            # Refused, closed or failed halfway (cancelled too): it holds no place from now.
+            if not opened:
+                self._give_back_place()
 
-    async def _connect(self) -> None:
+    async def _connect(self) -> bool:
+        """Accept, then follow the table; False if the socket was closed instead."""
         # Accepted first: the handshake never waits behind the process's database thread.
         # Under load that thread's queue can outlast the server's handshake timeout (5 s),
         # and every handshake cut then came back as another, a storm of them (issue #15).
-        # A client also learns why it is closed (4404, 1013): a handshake refused instead
-        # shows a browser only 1006.
+        # A client also learns why it is closed (4404, 4429, 1013): a handshake refused
+        # instead shows a browser only 1006.
         await self.accept()
+        # The address's cap (and a spectator's token) before the user's read: an address
+        # over its cap, or reconnecting too fast, costs no database hop.
+        self.place = viewer_limits.limits.socket_opens(
+            client_address(self.scope), maybe_signed_in=socket_may_have_user(self.scope)
+        )
+        if self.place is None:
+            await self._close(CLOSE_TOO_MANY)
+            return False
         # The user too, found only now (poker_room/socket_auth.py): the handshake never
         # waits for the database thread, the rest of the connect does.
         async with occupying():  # the session's user, read on the database thread
             self.user = await socket_user(self.scope)
         self.viewer_id = self.user.id if self.user is not None else None
+        if not self.place.identify(self.viewer_id):  # the user's cap and token
+            await self._close(CLOSE_TOO_MANY)
+            return False
         if not await on_database_thread(Table.objects.filter(pk=self.table_id).exists):
-            await self.close(code=4404)
-            return
+            await self._close(4404)
+            return False
         await table_feed().join(self.table_id, self.inbox)
         self.following = True
         if self.user is not None:
@@ -193,6 +200,16 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 )
             except Exception:  # the connection works without the bonus: keep it
                 logger.exception("table %s: the reconnect bonus failed", self.table_id)
+        return True
+
+    async def _close(self, code: int) -> None:
+        """Close the socket from the server's side; nothing it sends is read after."""
+        self.closing = True
+        await self.close(code=code)
+
+    def _give_back_place(self) -> None:
+        if self.place is not None:
+            self.place.give_back()  # once, however often asked
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels' own dispatch first runs close_old_connections in a worker thread: a
@@ -200,6 +217,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # under load (py-spy). Needless here: this consumer reaches the database only
         # through database_sync_to_async (tables.capacity.on_database_thread), which closes
         # them in its thread, before and after.
+        if self.closing and message["type"] != "websocket.disconnect":
+            # Closed by the server (4404, 4429, 1013): the frames the client sent before
+            # it saw the close, and any feed message, are dropped unread. A client refused
+            # for sending too much must not get its frames carried out meanwhile.
+            return
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
@@ -207,6 +229,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         self._stop_waiting()
+        self._give_back_place()
         if not hasattr(self, "table_id"):
             return
         if getattr(self, "following", False):
@@ -279,13 +302,17 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         seq = content.get("seq") if isinstance(content, dict) else None
         if type(seq) is not int:
             seq = None
+        # This socket's bucket, then its viewer's, shared by all their sockets: a frame
+        # refused by either is not carried out (a `sit` then never takes the seat a
+        # filling room hands out each second, tables/capacity.py).
         if not self.bucket.take(time.monotonic()):
-            await self._send_error(
+            await self._refuse_rate(seq, "", self.rate_burst, self.rate_per_second)
+        elif self.place is not None and not self.place.take():
+            await self._refuse_rate(
                 seq,
-                "rate_limited",
-                f"Too many commands: at most {self.rate_burst:g} at once and "
-                f"{self.rate_per_second:g} a second. This one was not carried out; "
-                "send it again in a moment.",
+                " over all your connections",
+                settings.TABLE_VIEWER_BURST,
+                settings.TABLE_VIEWER_PER_SECOND,
             )
         elif problem is not None:
             await self._send_error(seq, problem.code, problem.message)
@@ -321,6 +348,14 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             )
         else:
             await self.send_json({"type": "ack", "seq": seq})
+
+    async def _refuse_rate(self, seq: Any, where: str, burst: float, rate: float) -> None:
+        await self._send_error(
+            seq,
+            "rate_limited",
+            f"Too many commands{where}: at most {burst:g} at once and {rate:g} a second. "
+            "This one was not carried out; send it again in a moment.",
+        )
 
     async def _send_error(self, seq: Any, code: str, message: str) -> None:
         await self.send_json({"type": "error", "seq": seq, "code": code, "message": message})

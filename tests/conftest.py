@@ -92,6 +92,18 @@ def channel_layer_per_test() -> Iterator[None]:
     channel_layers.backends.clear()
 
 
+@pytest.fixture(autouse=True)
+def viewer_limits_per_test(monkeypatch):
+    """Give each test fresh limits per viewer (tables/viewer_limits.py): the process's
+    counts its sockets and spends its tokens, which would otherwise carry into the next
+    test (a socket a test left open would hold a place for good). Returns them."""
+    from tables import viewer_limits
+
+    fresh = viewer_limits.ViewerLimits()
+    monkeypatch.setattr(viewer_limits, "limits", fresh)
+    return fresh
+
+
 @pytest.fixture
 def player(db):
     """A new player (no money yet)."""

@@ -125,6 +125,18 @@ SEATING_SLOW_OCCUPANCY = float(env_str("SEATING_SLOW_OCCUPANCY", "0.5"))
 SEATING_SLOW_INTERVAL = float(env_str("SEATING_SLOW_INTERVAL", "1"))
 SEATING_SHED_OCCUPANCY = float(env_str("SEATING_SHED_OCCUPANCY", "0.8"))
 SEATING_OPEN = env_bool("SEATING_OPEN", True)
+# Table sockets one viewer may hold open in a web process (tables/viewer_limits.py; each
+# process counts its own): a signed-in user, and a client address, which everyone behind
+# one NAT shares, hence more. A signed-in socket counts under both. Over a cap, a new
+# socket is closed with 4429. The load test's bots all connect from 127.0.0.1: start its
+# room with a high TABLE_SOCKETS_PER_ADDRESS (bench/load.py).
+TABLE_SOCKETS_PER_USER = int(env_str("TABLE_SOCKETS_PER_USER", "16"))
+TABLE_SOCKETS_PER_ADDRESS = int(env_str("TABLE_SOCKETS_PER_ADDRESS", "64"))
+# One token bucket per viewer, shared by all their sockets in the process, spent by each
+# connect (closed 4429 when empty) and each frame (`rate_limited`): a burst of
+# TABLE_VIEWER_BURST, refilled at TABLE_VIEWER_PER_SECOND a second.
+TABLE_VIEWER_BURST = float(env_str("TABLE_VIEWER_BURST", "40"))
+TABLE_VIEWER_PER_SECOND = float(env_str("TABLE_VIEWER_PER_SECOND", "20"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", DEFAULT_REDIS_URL)

@@ -30,10 +30,11 @@ from poker_room.asgi import application
 from poker_room.routing import websocket_urlpatterns
 from tables import commands, consumers, events
 from tables.bots.player import frame_messages
-from tables.consumers import REORDER_WAIT, TableConsumer, TokenBucket
+from tables.consumers import REORDER_WAIT, TableConsumer
 from tables.events import TableMessage, player_presence_group
 from tables.models import Hand, HandEvent, Seat
 from tables.services import play
+from tables.viewer_limits import TokenBucket
 from tests.kit import TableFactory, current, funded_player
 from tests.tables.test_consumers import Client_
 from tests.tables.test_services import heads_up, users_at, wallet_balance

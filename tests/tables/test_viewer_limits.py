@@ -1,0 +1,428 @@
+"""Limits per viewer on the table WebSocket (tables/viewer_limits.py): the sockets a user
+or an address holds open, and one token bucket per viewer over all their sockets, spent
+by connects and frames. Over a cap or out of tokens, a connect is closed 4429 and a frame
+is answered `rate_limited`; nothing else is done for either.
+
+The limiter alone on a clock the test moves, then the real consumer through Channels'
+communicator on the real PostgreSQL and Redis, as the neighbouring tests. Each test gets
+fresh limits (tests/conftest.py, `viewer_limits_per_test`).
+"""
+
+import asyncio
+
+import pytest
+from channels.db import database_sync_to_async as db
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+from django.test import Client, override_settings
+
+from poker_room.asgi import application
+from poker_room.routing import websocket_urlpatterns
+from tables import capacity, viewer_limits
+from tables.capacity import Occupancy, SeatAdmission
+from tables.consumers import CLOSE_TOO_MANY, TableConsumer
+from tables.models import Seat
+from tables.viewer_limits import SWEEP_FROM, SocketPlace, ViewerLimits
+from tests.kit import TableFactory, UserFactory, funded_player, wallet
+from tests.tables.test_capacity import Clock, took
+from tests.tables.test_consumers import Client_
+
+HOME = "203.0.113.7"  # one address (a NAT, say)
+ELSEWHERE = "198.51.100.9"
+
+
+class Now:
+    """A clock that moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def now() -> Now:
+    return Now()
+
+
+@pytest.fixture
+def limits(now, settings) -> ViewerLimits:
+    """Small caps and a bucket that refills 2 tokens a second, on the test's clock."""
+    settings.TABLE_SOCKETS_PER_USER = 2
+    settings.TABLE_SOCKETS_PER_ADDRESS = 3
+    settings.TABLE_VIEWER_BURST = 4
+    settings.TABLE_VIEWER_PER_SECOND = 2
+    return ViewerLimits(clock=now)
+
+
+def connected(
+    limits: ViewerLimits, user_id: int | None = None, address: str = HOME, *, cookie: bool = False
+) -> SocketPlace | None:
+    """A socket's connect as the consumer makes it (a spectator's without `user_id`;
+    `cookie`: carrying a session that names nobody): its place, None if refused."""
+    place = limits.socket_opens(address, maybe_signed_in=user_id is not None or cookie)
+    if place is None:
+        return None
+    if not place.identify(user_id):
+        place.give_back()
+        return None
+    return place
+
+
+USER, ADDRESS = ("user", 1), ("address", HOME)
+
+
+# -- the limiter -------------------------------------------------------------------------
+
+
+def test_a_user_and_an_address_each_have_a_cap_and_a_user_counts_under_both(limits):
+    alice = [connected(limits, 1) for _ in range(3)]
+    assert [place is not None for place in alice] == [True, True, False]  # the user's cap
+    assert limits.sockets(USER) == 2 and limits.sockets(ADDRESS) == 2  # refused: no place
+    assert connected(limits, 2) is not None  # bob, same address: its third place
+    assert connected(limits, 2) is None  # the address's cap, bob is under his own
+    assert connected(limits) is None
+    assert limits.sockets(("user", 2)) == 1 and limits.sockets(ADDRESS) == 3
+    assert connected(limits, None, ELSEWHERE) is not None and connected(limits, 3, ELSEWHERE)
+    alice[0].give_back()  # closing one frees a place under both caps
+    assert limits.sockets(ADDRESS) == 2
+    assert connected(limits, 1) is not None
+
+
+def test_a_viewers_sockets_share_one_bucket_for_connects_and_frames(limits, now, settings):
+    settings.TABLE_SOCKETS_PER_USER = 5
+    first, second = connected(limits, 1), connected(limits, 1)  # two tokens
+    assert [first.take(), second.take(), first.take()] == [True, True, False]
+    assert connected(limits, 1, ELSEWHERE) is None  # a connect needs a token too
+    assert connected(limits, 2).take()  # another user has a bucket of their own
+    now.now += 0.25  # half a token
+    assert not second.take()
+    now.now += 0.25
+    assert second.take() and not first.take()
+    now.now += 100  # refilled, up to the burst only
+    assert [first.take() for _ in range(5)] == [True] * 4 + [False]
+
+
+def test_spectators_spend_their_address_bucket_and_players_their_own(limits, now):
+    one, two = connected(limits), connected(limits)  # two connects
+    assert [one.take(), two.take(), one.take()] == [True, True, False]
+    assert one.viewer == two.viewer == ADDRESS
+    assert connected(limits) is None  # no token: refused before anything else
+    assert connected(limits, None, ELSEWHERE) is not None
+    now.now += 0.5
+    assert connected(limits, 1) is not None  # under the address's cap, a token left there
+    assert one.take()  # the player spent none of the address's
+
+
+def test_sessions_that_name_nobody_cannot_buy_a_read_each_once_the_address_is_dry(limits):
+    # A cookie is read (one database hop) before it is known to name nobody; the
+    # spectator it makes then pays the address's token. Once the address has none left,
+    # any socket that may be signed in is refused before the read.
+    for _ in range(2):
+        assert connected(limits, cookie=True).take()  # a connect and a frame each
+    assert connected(limits, cookie=True) is None
+    assert limits.socket_opens(HOME, maybe_signed_in=True) is None  # before the read
+    assert connected(limits, 1, ELSEWHERE) is not None
+
+
+def test_a_place_is_given_back_once_however_often_asked(limits):
+    kept, closed = connected(limits, 1), connected(limits, 1)
+    closed.give_back()
+    closed.give_back()
+    assert limits.sockets(USER) == 1 and limits.sockets(ADDRESS) == 1
+    kept.give_back()
+    assert limits.sockets(USER) == 0 and limits.sockets(ADDRESS) == 0
+    # Refused by the user's cap after its address's place was taken: that one back too.
+    assert connected(limits, 1) and connected(limits, 1)
+    place = limits.socket_opens(HOME, maybe_signed_in=True)
+    assert limits.sockets(ADDRESS) == 3
+    assert not place.identify(1)
+    place.give_back()
+    assert limits.sockets(ADDRESS) == 2
+
+
+def test_idle_viewers_are_forgotten_when_the_map_has_doubled(monkeypatch, now, settings):
+    settings.TABLE_VIEWER_PER_SECOND = 20
+    monkeypatch.setattr(viewer_limits, "SWEEP_FROM", 8)
+    limits = ViewerLimits(clock=now)
+    held = connected(limits, 1)  # a socket open: remembered whatever its bucket
+    for i in range(5):
+        connected(limits, None, f"10.0.0.{i}").give_back()  # gone, bucket one short
+    busy = connected(limits, None, "10.0.0.9")
+    assert all(busy.take() for _ in range(30))
+    busy.give_back()  # gone, 31 tokens short
+    assert len(limits) == 8  # alice, HOME and the six addresses
+    now.now += 1.0  # full again, but for the busy one's (20 back of 31)
+    connected(limits, None, "10.0.1.1").give_back()  # the ninth: the map is swept first
+    # alice and HOME (her socket's), the busy address (forgotten, its spent tokens would
+    # come back), and the new one.
+    assert len(limits) == 4
+    assert limits.sockets(USER) == 1 and held.take()
+    # Many passing viewers (twenty a second, each connects and is gone): the map stays
+    # bounded.
+    monkeypatch.setattr(viewer_limits, "SWEEP_FROM", SWEEP_FROM)
+    limits = ViewerLimits(clock=now)
+    for i in range(10_000):
+        connected(limits, None, f"10.1.{i // 256}.{i % 256}").give_back()
+        now.now += 0.05
+    assert len(limits) <= 2 * SWEEP_FROM
+
+
+# -- the table socket --------------------------------------------------------------------
+
+router = URLRouter(websocket_urlpatterns)
+SITE = [(b"origin", b"http://localhost"), (b"host", b"localhost")]
+on_sockets = pytest.mark.django_db(transaction=True)
+
+
+def communicator(user, table_id: int, address: str | None = HOME, app=router):
+    ws = WebsocketCommunicator(app, f"/ws/tables/{table_id}/")
+    ws.scope["user"] = user if user is not None else AnonymousUser()
+    if address is not None:
+        ws.scope["client"] = [address, 50_000]
+    return ws
+
+
+async def opened(user, table_id: int, address: str | None = HOME) -> Client_:
+    client = Client_(communicator(user, table_id, address), getattr(user, "username", "-"))
+    await client.connect()
+    return client
+
+
+async def closed_with(ws: WebsocketCommunicator) -> int:
+    """Connect `ws`; the code the server closed it with after the accept."""
+    assert await ws.connect() == (True, None)
+    output = await ws.receive_output(timeout=5)
+    assert output["type"] == "websocket.close", output
+    return output["code"]
+
+
+async def still_open(client: Client_) -> None:
+    assert (await client.send("snapshot"))["type"] == "ack"
+
+
+async def close_all(clients) -> None:
+    await asyncio.gather(*(client.ws.disconnect() for client in clients))
+
+
+@pytest.fixture
+def table(transactional_db):
+    return TableFactory(seats=6)
+
+
+@on_sockets
+async def test_a_users_seventeenth_socket_is_closed_4429_and_closing_one_frees_a_place(table):
+    alice = await db(UserFactory)()
+    sockets = [await opened(alice, table.id) for _ in range(16)]
+    assert await closed_with(communicator(alice, table.id)) == CLOSE_TOO_MANY
+    for client in sockets:
+        await still_open(client)  # the sixteen work on
+    assert viewer_limits.limits.sockets(("user", alice.id)) == 16
+    await sockets.pop().ws.disconnect()
+    sockets.append(await opened(alice, table.id))  # a place again
+    await close_all(sockets)
+    assert viewer_limits.limits.sockets(("user", alice.id)) == 0
+
+
+@on_sockets
+async def test_an_addresss_sixty_fifth_socket_is_closed_4429_players_and_spectators_alike(table):
+    players = [await db(UserFactory)() for _ in range(5)]
+    sockets = [await opened(user, table.id) for user in players[:4] for _ in range(16)]
+    assert await closed_with(communicator(players[4], table.id)) == CLOSE_TOO_MANY
+    assert await closed_with(communicator(None, table.id)) == CLOSE_TOO_MANY
+    others = [
+        await opened(None, table.id, ELSEWHERE),
+        await opened(players[4], table.id, ELSEWHERE),
+    ]
+    await sockets.pop().ws.disconnect()
+    sockets.append(await opened(players[4], table.id))
+    await close_all(sockets + others)
+
+
+@on_sockets
+async def test_commands_spread_over_sockets_share_the_viewers_bucket(table, settings):
+    settings.TABLE_VIEWER_BURST = 6
+    settings.TABLE_VIEWER_PER_SECOND = 0  # no refill: the count is exact on any machine
+    alice, bob = await db(funded_player)(), await db(funded_player)()
+    tabs = [await opened(alice, table.id) for _ in range(3)]  # three connects
+    for tab in tabs:
+        await still_open(tab)  # three frames: six spent, two on each socket at most
+    refused = await tabs[0].send("sit", seat=1, buy_in=10_000)
+    assert (refused["code"], refused["seq"]) == ("rate_limited", 2)
+    assert "over all your connections" in refused["message"]
+    assert (await tabs[1].send("snapshot"))["code"] == "rate_limited"
+    assert await db(wallet)(alice) == 100_000
+    assert not await db(Seat.objects.filter(table=table).exists)()
+    other = await opened(bob, table.id)  # another viewer, its own bucket
+    assert (await other.send("sit", seat=1, buy_in=10_000))["type"] == "ack"
+    await close_all([*tabs, other])
+
+
+@on_sockets
+async def test_a_connect_without_a_token_is_closed_4429(table):
+    with override_settings(TABLE_VIEWER_BURST=3, TABLE_VIEWER_PER_SECOND=0):
+        alice = await db(UserFactory)()
+        tabs = [await opened(alice, table.id) for _ in range(3)]
+        assert await closed_with(communicator(alice, table.id)) == CLOSE_TOO_MANY
+        watchers = [await opened(None, table.id) for _ in range(3)]  # the address's bucket
+        assert await closed_with(communicator(None, table.id)) == CLOSE_TOO_MANY
+        await close_all(tabs + watchers)
+
+
+@on_sockets
+async def test_caps_from_the_settings_are_honoured(table):
+    with override_settings(TABLE_SOCKETS_PER_USER=1, TABLE_SOCKETS_PER_ADDRESS=2):
+        alice, bob = await db(UserFactory)(), await db(UserFactory)()
+        first = await opened(alice, table.id)
+        assert await closed_with(communicator(alice, table.id, ELSEWHERE)) == CLOSE_TOO_MANY
+        second = await opened(bob, table.id)
+        assert await closed_with(communicator(None, table.id)) == CLOSE_TOO_MANY
+        await close_all([first, second])
+
+
+class Counting(Occupancy):
+    """The database thread's measure, counting the hops handed to it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hops = 0
+
+    def begin(self) -> float:
+        self.hops += 1
+        return super().begin()
+
+
+def site_socket(table_id: int, session_key: str | None, address: str = HOME):
+    """A socket through the whole application: origin check, session cookie, routing."""
+    headers = list(SITE)
+    if session_key is not None:
+        headers.append((b"cookie", f"sessionid={session_key}".encode()))
+    ws = WebsocketCommunicator(application, f"/ws/tables/{table_id}/", headers=headers)
+    ws.scope["client"] = [address, 50_000]
+    return ws
+
+
+async def logged_in(user) -> str:
+    client = Client()
+    await db(client.force_login)(user)
+    return client.cookies["sessionid"].value
+
+
+@on_sockets
+async def test_a_refused_connect_does_no_database_work(table, settings, monkeypatch):
+    settings.TABLE_SOCKETS_PER_ADDRESS = 1
+    alice, bob = await db(UserFactory)(), await db(UserFactory)()
+    first = site_socket(table.id, await logged_in(alice))
+    assert await first.connect() == (True, None)
+    assert (await first.receive_json_from(timeout=5))["type"] == "snapshot"
+    bobs = await logged_in(bob)
+    thread = Counting()
+    monkeypatch.setattr(capacity, "database_thread", thread)
+    # Over the address's cap: refused before the session's user is read.
+    refused = site_socket(table.id, bobs)
+    assert await closed_with(refused) == CLOSE_TOO_MANY
+    # and what it sends meanwhile is not read.
+    await refused.send_json_to({"cmd": "snapshot", "seq": 1})
+    assert await refused.receive_nothing(timeout=0.3)
+    await refused.disconnect()
+    assert thread.hops == 0
+    assert await closed_with(site_socket(table.id, None)) == CLOSE_TOO_MANY  # a spectator
+    assert thread.hops == 0
+    # A place again: bob's socket is read, checked and sent its snapshot (the count works).
+    await first.disconnect()
+    again = site_socket(table.id, bobs)
+    assert await again.connect() == (True, None)
+    assert (await again.receive_json_from(timeout=5))["type"] == "snapshot"
+    assert thread.hops >= 3
+    await again.disconnect()
+
+
+@on_sockets
+async def test_sessions_that_name_nobody_are_read_until_the_address_is_out_of_tokens(
+    table, settings, monkeypatch
+):
+    settings.TABLE_VIEWER_BURST = 2
+    settings.TABLE_VIEWER_PER_SECOND = 0
+    thread = Counting()
+    monkeypatch.setattr(capacity, "database_thread", thread)
+    watchers = []
+    for _ in range(2):  # read, found anonymous: the address's token spent after the read
+        ws = site_socket(table.id, "no-such-session-key")
+        assert await ws.connect() == (True, None)
+        assert (await ws.receive_json_from(timeout=5))["type"] == "snapshot"
+        watchers.append(ws)
+    hops = thread.hops
+    assert await closed_with(site_socket(table.id, "another-unknown-key")) == CLOSE_TOO_MANY
+    assert thread.hops == hops  # refused before the read
+    await asyncio.gather(*(ws.disconnect() for ws in watchers))
+
+
+@on_sockets
+async def test_a_rate_limited_sit_does_not_take_the_seat_of_a_slowed_second(
+    table, settings, monkeypatch
+):
+    settings.SEATING_SHED_OCCUPANCY = 0.8
+    settings.SEATING_SLOW_OCCUPANCY = 0.5
+    settings.SEATING_SLOW_INTERVAL = 1.0
+    settings.TABLE_VIEWER_BURST = 2  # a connect and one command each
+    settings.TABLE_VIEWER_PER_SECOND = 0
+    clock = Clock()
+    monkeypatch.setattr(capacity, "database_thread", Occupancy(clock=clock))
+    monkeypatch.setattr(capacity, "seat_admission", SeatAdmission(clock=clock))
+    alice, bob = await db(funded_player)(), await db(funded_player)()
+    a, b = await opened(alice, table.id), await opened(bob, table.id)
+    await still_open(a)  # alice's last token
+    took(clock, capacity.WINDOW * 0.6)  # filling up: one new seat this second
+    assert capacity.seating_now()[0] is capacity.Seating.SLOWED
+    assert (await a.send("sit", seat=1, buy_in=10_000))["code"] == "rate_limited"
+    assert (await b.send("sit", seat=2, buy_in=10_000))["type"] == "ack"  # the seat was free
+    seats = await db(lambda: list(Seat.objects.values_list("player", flat=True)))()
+    assert seats == [bob.id]
+    await close_all([a, b])
+
+
+@on_sockets
+async def test_nothing_sent_after_a_close_for_an_unknown_table_is_read(transactional_db):
+    alice = await db(UserFactory)()
+    table = await db(TableFactory)(seats=6)
+    tab = await opened(alice, table.id)
+    ws = communicator(alice, table.id + 1000)
+    assert await ws.connect() == (True, None)
+    await ws.send_json_to({"cmd": "snapshot", "seq": 1})  # before it sees the close
+    output = await ws.receive_output(timeout=5)
+    assert (output["type"], output["code"]) == ("websocket.close", 4404)
+    assert await ws.receive_nothing(timeout=0.3)  # no answer: the frame was never read
+    # Its place was given back as it closed, and only once (alice's other tab keeps hers).
+    assert viewer_limits.limits.sockets(("user", alice.id)) == 1
+    await ws.disconnect()
+    assert viewer_limits.limits.sockets(("user", alice.id)) == 1
+    await tab.ws.disconnect()
+
+
+@on_sockets
+async def test_nothing_sent_after_a_4429_or_a_1013_is_carried_out(table, settings, monkeypatch):
+    settings.TABLE_SOCKETS_PER_USER = 1
+    alice = await db(funded_player)()
+    tab = await opened(alice, table.id)
+    ws = communicator(alice, table.id)
+    assert await ws.connect() == (True, None)
+    await ws.send_json_to({"cmd": "sit", "seq": 1, "seat": 1, "buy_in": 10_000})
+    assert (await ws.receive_output(timeout=5))["code"] == CLOSE_TOO_MANY
+    assert await ws.receive_nothing(timeout=0.3)
+    assert not await db(Seat.objects.filter(table=table).exists)()
+    await tab.ws.disconnect()
+
+    def down(self):
+        raise ConnectionError("Redis went away")
+
+    monkeypatch.setattr(TableConsumer, "_snapshot", down)
+    ws = communicator(alice, table.id)
+    assert await ws.connect() == (True, None)
+    await ws.send_json_to({"cmd": "sit", "seq": 1, "seat": 1, "buy_in": 10_000})
+    assert (await ws.receive_output(timeout=5))["code"] == 1013
+    assert await ws.receive_nothing(timeout=0.3)
+    assert not await db(Seat.objects.filter(table=table).exists)()
+    assert viewer_limits.limits.sockets(("user", alice.id)) == 0  # given back as it closed
+    await ws.disconnect()
