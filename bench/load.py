@@ -1,8 +1,14 @@
 """Load test of a running room: N tables x K bots at human pace for a while, over the real APIs.
 
-Start the room in another terminal (`make run`), then, with the room's DATABASE_URL:
+Start the room in another terminal, then, with the room's DATABASE_URL:
 
+    TABLE_SOCKETS_PER_ADDRESS=100000 make run
     python bench/load.py --tables 50 --players-per-table 6 --duration 90
+
+Every bot connects from 127.0.0.1, each as a player of its own: a room left at the
+default of 64 table sockets per address in each web process (README, "Limits per
+viewer") closes the rest with 4429, which the bots take as "try again later" until they
+give up. Each bot's own user stays under the per-user limits.
 
 The bots (tables.bots) think 1-3 s before each action (`--think`), let 2 % of their turns
 time out (`--timeout-share`), and now and then leave between hands and come back after a

@@ -192,6 +192,12 @@ class BotReport:
             f"failed connects {self.connect_failures} ({_counts(self.connect_errors)}), "
             f"gaps {self.gaps}, resyncs {self.resyncs}, errors: {_counts(self.errors_unexpected)}"
         )
+        if self.connect_errors["closed_4429"]:
+            lines.append(
+                "closed_4429: the room's limits per viewer, per web process (README, "
+                '"Limits per viewer"): every bot connects from one address; start the room '
+                "with TABLE_SOCKETS_PER_ADDRESS above the bots a process serves"
+            )
         lines.append(f"{'CPU':<24} {'seconds':>8} {'ms/dec':>8} {'procs':>8}")
         per = self.cpu_ms_per_decision()
         for group, seconds in self.cpu.items():

@@ -12,7 +12,10 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tables.bots.player import Bot, BotSpec, Pace, Role, RunClock, TableRun
+import websockets
+from websockets.frames import Close
+
+from tables.bots.player import Bot, BotSpec, Pace, Role, RunClock, TableRun, room_went_away
 from tables.bots.report import BotReport
 from tables.bots.setup import TablePlan
 from tables.bots.strategy import PROFILES
@@ -98,3 +101,15 @@ async def test_winding_down_with_a_sit_in_unanswered_a_bot_does_not_leave_on_its
     bot.rejoin_pending = False
     await bot.after_change()
     assert socket.commands() == ["sit_out", "leave"]
+
+
+def test_a_close_for_too_many_sockets_is_tried_again_later_as_a_restart() -> None:
+    # 4429: the room's limits per viewer (tables/viewer_limits.py); the load test's bots
+    # all connect from one address. Like 1013, it asks for a later try, not a report.
+    for code, later in ((4429, True), (1013, True), (1011, False), (4404, False)):
+        closed = websockets.ConnectionClosed(Close(code, ""), None)
+        assert room_went_away(closed) is later, code
+    report = BotReport()
+    report.connect_errors["closed_4429"] += 3
+    assert "TABLE_SOCKETS_PER_ADDRESS" in report.render_load()  # how to start the room
+    assert "TABLE_SOCKETS_PER_ADDRESS" not in BotReport().render_load()

@@ -136,6 +136,15 @@ function connectionStatus(state, detail) {
     showBanner("This table no longer exists. Go back to the lobby to find another.");
     return;
   }
+  if (state === "limited") {
+    conn.textContent = "Too many connections";
+    showBanner(
+      "Too many table connections from your account or network, or too many reconnects: "
+        + `close some table tabs. Trying again in ${detail.seconds} s… `,
+      true,
+    );
+    return;
+  }
   conn.textContent = "Offline";
   showBanner(
     `Connection lost. Reconnecting in ${detail.seconds} s (attempt ${detail.attempt})… `

@@ -10,7 +10,9 @@
  * arrives. Commands carry an increasing `seq` per connection and are answered with
  * `ack` or `error` for that `seq`: `send()` returns a promise of that answer.
  * A dropped connection reconnects by itself with exponential backoff (1 s … 15 s) and
- * starts again from the fresh snapshot. A `server_error` answer (the room's database or
+ * starts again from the fresh snapshot. A close with 4429 (too many table sockets from
+ * this player or address, or connecting too fast) is said on the page and tried again
+ * only after LIMITED_RETRY_SECONDS. A `server_error` answer (the room's database or
  * Redis failed) may hide a command carried out with its events lost: we resynchronise,
  * retrying the snapshot every second while the room cannot answer it.
  */
@@ -18,6 +20,9 @@
 const RESYNC_RETRY_MS = 1000;
 
 const BACKOFF_SECONDS = [1, 2, 4, 8, 15];
+
+// After a 4429 close: reconnecting at once would only be refused again.
+const LIMITED_RETRY_SECONDS = 30;
 
 export class TableSocket {
   /**
@@ -142,9 +147,12 @@ export class TableSocket {
       this.on.status("gone", {});
       return;
     }
-    const delay = BACKOFF_SECONDS[Math.min(this.attempt, BACKOFF_SECONDS.length - 1)];
+    const limited = event.code === 4429;
+    const delay = limited
+      ? LIMITED_RETRY_SECONDS
+      : BACKOFF_SECONDS[Math.min(this.attempt, BACKOFF_SECONDS.length - 1)];
     this.attempt += 1;
-    this.on.status("lost", { seconds: delay, attempt: this.attempt });
+    this.on.status(limited ? "limited" : "lost", { seconds: delay, attempt: this.attempt });
     this.retryTimer = setTimeout(() => this.connect(), delay * 1000 * (0.8 + Math.random() * 0.4));
   }
 
