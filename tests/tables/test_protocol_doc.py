@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tables.commands import COMMANDS
+from tables.consumers import CLOSE_TOO_MANY
 from tables.engine.events import EVENT_TYPES
 from tables.messages import AUDIENCE, MESSAGE_TYPES, NOTE_KEYS, TableEvent
 
@@ -64,3 +65,9 @@ def test_every_field_of_a_table_message_is_documented_in_its_row(name):
 @pytest.mark.parametrize("key", NOTE_KEYS)
 def test_every_private_note_is_documented(key):
     assert f'"{key}"' in DOC or f"`{key}`" in DOC
+
+
+def test_the_close_codes_of_the_consumer_are_documented_where_a_client_connects():
+    connecting = section("Connecting")
+    for code in (4404, 1013, CLOSE_TOO_MANY):
+        assert str(code) in connecting, code
