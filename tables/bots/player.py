@@ -601,7 +601,7 @@ class Bot:
         current = hand["id"] if hand is not None and not hand["is_over"] else None
         self.run_.ended.update(h for h in self.run_.started if h != current)
         # A turn of ours still open is as the snapshot shows it, or gone.
-        ours = hand["actor"] == self.seat if current is not None else False
+        ours = current is not None and hand["actor"] == self.seat
         if not ours or self.turn_open != (current, hand["turn"]):
             self.turn_open = None
         if hand is not None and not hand["is_over"]:
