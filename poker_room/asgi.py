@@ -15,7 +15,7 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from poker_room.gc_freeze import freeze_startup_objects  # noqa: E402
+from poker_room.collector import tune_collector  # noqa: E402
 from poker_room.http_limit import HttpConcurrencyLimit  # noqa: E402
 from poker_room.routing import websocket_urlpatterns  # noqa: E402
 from poker_room.socket_auth import socket_auth  # noqa: E402
@@ -34,4 +34,4 @@ application = ProtocolTypeRouter(
 )
 
 # Everything built so far lives as long as the process: out of the collector's way.
-freeze_startup_objects()
+tune_collector(settings.GC_THRESHOLDS)

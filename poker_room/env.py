@@ -34,6 +34,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+def env_positive_ints(name: str, default: tuple[int, ...]) -> tuple[int, ...]:
+    """As many positive integers as the default has, comma-separated: `700,10,10`."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        numbers = tuple(int(item) for item in value.split(","))
+    except ValueError:
+        numbers = ()
+    if len(numbers) != len(default) or min(numbers) < 1:
+        raise ValueError(
+            f"{name} must be {len(default)} positive integers, comma-separated, not {value!r}"
+        )
+    return numbers
+
+
 def celery_broker_url(redis_url: str) -> str:
     """Kombu spells a unix-socket Redis `redis+socket://`; redis-py spells it `unix://`."""
     parts = urlsplit(redis_url)

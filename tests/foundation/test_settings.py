@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from poker_room.env import celery_broker_url, env_bool, env_list
+from poker_room.env import celery_broker_url, env_bool, env_list, env_positive_ints
 from tests.conftest import ROOT
 
 # A production mail setup (finding 13): password resets leave through this SMTP server.
@@ -140,6 +140,24 @@ def test_env_bool_rejects_what_is_not_a_boolean(monkeypatch):
 def test_env_list_splits_on_commas(monkeypatch):
     monkeypatch.setenv("HOSTS", "a.example, b.example,,")
     assert env_list("HOSTS", []) == ["a.example", "b.example"]
+
+
+@pytest.mark.parametrize(
+    "value", ["0,10,10", "700,10", "700,10,10,1", "700;10;10", "a,b,c", "-1,10,10"]
+)
+def test_env_positive_ints_takes_exactly_so_many_positive_integers(monkeypatch, value):
+    """GC_THRESHOLDS: a threshold of 0 would switch the collector off, so it is refused
+    like a malformed value, by name, at start-up."""
+    monkeypatch.setenv("GC_THRESHOLDS", value)
+    with pytest.raises(ValueError, match="GC_THRESHOLDS must be 3 positive integers"):
+        env_positive_ints("GC_THRESHOLDS", (700, 10, 10))
+
+
+def test_env_positive_ints_reads_the_value_or_keeps_the_default(monkeypatch):
+    monkeypatch.setenv("GC_THRESHOLDS", " 50000, 20 ,10")
+    assert env_positive_ints("GC_THRESHOLDS", (700, 10, 10)) == (50000, 20, 10)
+    monkeypatch.setenv("GC_THRESHOLDS", "")
+    assert env_positive_ints("GC_THRESHOLDS", (700, 10, 10)) == (700, 10, 10)
 
 
 def test_celery_reaches_a_unix_socket_redis_by_its_own_scheme():

@@ -10,9 +10,10 @@ import signal
 from types import FrameType
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from poker_room.gc_freeze import freeze_startup_objects
+from poker_room.collector import tune_collector
 from tables.timers import TABLES_AT_ONCE, timers_loop
 
 
@@ -39,7 +40,7 @@ class Command(BaseCommand):
         # roll back, but a clean stop releases the leader lock at once).
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-        freeze_startup_objects()  # poker_room/gc_freeze.py
+        tune_collector(settings.GC_THRESHOLDS)  # poker_room/collector.py
         self.stdout.write("timer loop started")
         timers_loop(stop=lambda: bool(stopping), tables_at_once=options["tables_at_once"])
         self.stdout.write("timer loop stopped")

@@ -1,0 +1,45 @@
+"""The web processes and the timer loop tune their cyclic collector at start-up
+(poker_room/collector.py): start-up objects frozen, so that a full collection walks only
+what was built after, and the thresholds taken from the settings."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import gc
+import poker_room.asgi
+print(gc.get_freeze_count(), len(gc.get_objects()), *gc.get_threshold())
+"""
+
+
+def start_web_application(**environment: str) -> list[int]:
+    """Import the ASGI application in a process of its own, as each daphne does: what
+    is frozen, what is left tracked, and the three thresholds."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "DJANGO_SETTINGS_MODULE": "poker_room.settings.test",
+            **environment,
+        },
+        check=True,
+    )
+    return [int(number) for number in done.stdout.split()]
+
+
+def test_the_web_applications_start_up_objects_are_frozen():
+    """Far more objects frozen than left for the collector to walk."""
+    frozen, tracked, *_ = start_web_application()
+    assert frozen > 10 * tracked, (frozen, tracked)
+
+
+def test_the_web_application_takes_its_collector_thresholds_from_the_settings():
+    *_, young, middle, full = start_web_application(GC_THRESHOLDS="12345,17,9")
+    assert (young, middle, full) == (12345, 17, 9)
