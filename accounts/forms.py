@@ -16,6 +16,7 @@ from accounts.services import (
     login_success_clear,
     login_throttle_check,
 )
+from poker_room.addresses import address_group
 
 
 class ScreenNameCheckMixin:
@@ -108,4 +109,5 @@ class PreferencesForm(forms.ModelForm):
 
 
 def client_address(request: HttpRequest | None) -> str:
-    return (request.META.get("REMOTE_ADDR") if request else None) or "unknown"
+    """The client's address as the log-in throttle counts it (an IPv6 client's /64)."""
+    return address_group((request.META.get("REMOTE_ADDR") if request else None) or "unknown")

@@ -9,7 +9,8 @@ Login throttling
     further attempts are refused, with the right password too, until the window ends.
     Counting per pair means a stranger guessing at a player's password locks out only
     themselves; the per-address count stops one address sweeping many screen names.
-    The address is REMOTE_ADDR: the proxy in front must set it to the client's.
+    The address is REMOTE_ADDR (the proxy in front must set it to the client's), an
+    IPv6 client's counted under its /64 network (poker_room/addresses.py).
 
 API tokens
     Auditors read the API with tokens of django-rest-knox: the database keeps only a

@@ -10,7 +10,9 @@ sockets, or reconnecting in a loop, could fill that thread and slow every table.
 A viewer is the user for a signed-in socket, else the client's address (`scope["client"]`:
 the peer's address, or the client's as daphne reads it from X-Forwarded-For when started
 with `--proxy-headers`, e.g. `python -m poker_room.serve -- --proxy-headers`; the proxy
-must then set that header itself rather than pass on the client's). Per viewer:
+must then set that header itself rather than pass on the client's), an IPv6 client's
+counted under its /64 network (poker_room/addresses.py: it may pick any address of it
+at will). Per viewer:
 
 * open sockets are capped: settings.TABLE_SOCKETS_PER_USER (16) a user and
   settings.TABLE_SOCKETS_PER_ADDRESS (64) an address, higher because an address is shared
@@ -39,7 +41,10 @@ from typing import Any
 
 from django.conf import settings
 
-# ("user", id) or ("address", "203.0.113.7"): the two kinds never meet.
+from poker_room.addresses import address_group
+
+# ("user", id), ("address", "203.0.113.7") or ("address", "2001:db8:1:2::/64"): the two
+# kinds never meet.
 Viewer = tuple[str, int | str]
 
 # The map of viewers is swept when it has doubled since the last sweep, and not below
@@ -49,10 +54,11 @@ SWEEP_FROM = 1024
 
 
 def client_address(scope: dict[str, Any]) -> str | None:
-    """The client's address (daphne's peer, or X-Forwarded-For's with --proxy-headers);
-    None when the server has none (a unix socket, a test's communicator)."""
+    """The client's address (daphne's peer, or X-Forwarded-For's with --proxy-headers),
+    as a limit per address counts it (an IPv6 client's /64); None when the server has
+    none (a unix socket, a test's communicator)."""
     client = scope.get("client")
-    return str(client[0]) if client else None
+    return address_group(str(client[0])) if client else None
 
 
 @dataclass

@@ -7,6 +7,7 @@ from django.core.cache import cache
 
 from accounts.models import User
 from accounts.services import LOGIN_THROTTLE_FAILURES, _throttle_keys
+from poker_room.addresses import address_group
 from tests.kit import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -72,7 +73,19 @@ def test_repeated_failures_lock_the_login_out_even_with_the_right_password(clien
     # Another address is not locked out: a stranger cannot lock a player out.
     other = log_in(client, "dana", PASSWORD, "2001:db8::1:2")
     assert other.status_code == 302
-    cache.delete_many([key for key, _ in _throttle_keys(username="dana", address="2001:db8::1:2")])
+    keys = _throttle_keys(username="dana", address=address_group("2001:db8::1:2"))
+    cache.delete_many([key for key, _ in keys])
+
+
+def test_failures_from_any_address_of_one_ipv6_64_count_together(client, address):
+    # An IPv6 subscriber may pick any address of its /64 for each attempt.
+    UserFactory(username="dana")
+    network = address.removesuffix("::1")
+    for host in range(LOGIN_THROTTLE_FAILURES):
+        log_in(client, "dana", "wrong", f"{network}:{host + 2:x}::{host + 7:x}")
+    locked = log_in(client, "dana", PASSWORD, f"{network}:ffff:ffff:ffff:ffff")
+    assert b"Too many failed log-in attempts" in locked.content
+    assert "_auth_user_id" not in client.session
 
 
 def test_a_success_forgives_earlier_failures(client, address):

@@ -426,3 +426,21 @@ async def test_nothing_sent_after_a_4429_or_a_1013_is_carried_out(table, setting
     assert not await db(Seat.objects.filter(table=table).exists)()
     assert viewer_limits.limits.sockets(("user", alice.id)) == 0  # given back as it closed
     await ws.disconnect()
+
+
+@on_sockets
+async def test_an_ipv6_clients_sockets_count_under_its_64_whichever_address_it_picks(table):
+    # A subscriber may use any of its /64's addresses: one socket from each of them is
+    # still one client's. An IPv4 address written as IPv6 is that IPv4 address.
+    with override_settings(TABLE_SOCKETS_PER_ADDRESS=3):
+        sockets = [
+            await opened(None, table.id, f"2001:db8:1:2::{host}") for host in ("a", "b", "c")
+        ]
+        same_64 = communicator(None, table.id, "2001:db8:1:2:ffff::1")
+        assert await closed_with(same_64) == CLOSE_TOO_MANY
+        sockets.append(await opened(None, table.id, "2001:db8:1:3::a"))  # the next /64
+        sockets += [await opened(None, table.id, HOME) for _ in range(3)]
+        mapped = communicator(None, table.id, f"::ffff:{HOME}")
+        assert await closed_with(mapped) == CLOSE_TOO_MANY
+        assert viewer_limits.limits.sockets(("address", "2001:db8:1:2::/64")) == 3
+        await close_all(sockets)
