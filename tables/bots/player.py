@@ -44,6 +44,7 @@ Closes with an error code (1011...) stay problems: they are the room's bugs, not
 """
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -75,6 +76,10 @@ DISCONNECT_RATE = 0.2
 DROP_RATE = 0.05
 # Share of the chances a bot takes to straddle or overblind when the room offers one.
 BLIND_OPTION_RATE = 0.3
+# What an act meets when its turn ended on the way (`OVERTAKEN_WAIT`: seconds it waits for
+# the table's stream to say how).
+OVERTAKEN_CODES = frozenset({"stale", "not_your_turn"})
+OVERTAKEN_WAIT = 5.0
 # What a straddle or overblind request may meet when the table moved meanwhile.
 BLIND_OPTION_REFUSALS = frozenset(
     {"blind_option_not_allowed", "blind_option_seat", "blind_option_cannot_cover"}
@@ -207,6 +212,8 @@ class Pending:
     on_error: Callable[[str], None] | None = None
     # The connection went before the answer came: settle what the command was for.
     on_lost: Callable[[], None] | None = None
+    # An act's turn: (hand, turn).
+    turn: tuple[int, int] | None = None
 
 
 class BotFailure(Exception):
@@ -292,6 +299,10 @@ class Bot:
         self.table_turn: tuple[int, int, int] | None = None
         self.turn_open: tuple[int, int] | None = None
         self.turn_seen_at = 0.0  # when our last turn reached us (`time.perf_counter()`)
+        # How our last open turn ended without our act, as the stream told: (turn, how),
+        # how being "hand_ended", "moved_on" or "timed_out"; the event set at each news.
+        self.turn_ended: tuple[tuple[int, int], str] | None = None
+        self.turn_end_news = asyncio.Event()
         self.deadline: tuple[int, float] | None = None
         # Human pace: leaving after this hand, then away from the table for a while.
         self.breaking = False
@@ -485,6 +496,7 @@ class Bot:
         self.seq += 1
         body = command.to_wire()
         frame = {**body, "seq": self.seq}
+        acting = body["cmd"] == "act"
         self.pending[self.seq] = Pending(
             body["cmd"],
             time.perf_counter(),
@@ -492,11 +504,12 @@ class Bot:
             on_ack=on_ack,
             on_error=on_error,
             on_lost=on_lost,
+            turn=(self.hand, body["turn"]) if acting and self.hand is not None else None,
         )
         if self.trace:
             self.trace(self.name, "send", frame)
         self.report.commands += 1
-        if body["cmd"] == "act":
+        if acting:
             self.report.actions += 1
             if self.hand is not None and self.seat is not None:
                 stamp = (self.hand, self.seat, body["turn"])
@@ -646,15 +659,18 @@ class Bot:
                 pending.on_ack()
         else:
             code = answer.get("code", "?")
+            now = time.perf_counter()
+            waited = f"after {(now - pending.sent_at) * 1000:.0f} ms"
+            if pending.cmd == "act":
+                waited += f", our turn seen {(now - self.turn_seen_at) * 1000:.0f} ms ago"
+            refusal = f"{pending.cmd} refused {waited}: {code}: {answer.get('message')}"
             if code in pending.expected:
                 self.report.errors_expected[code] += 1
+            elif pending.turn is not None and code in OVERTAKEN_CODES:
+                self._later(self._refused_act_judged(pending.turn, code, refusal))
             else:
                 self.report.errors_unexpected[code] += 1
-                now = time.perf_counter()
-                waited = f"after {(now - pending.sent_at) * 1000:.0f} ms"
-                if pending.cmd == "act":
-                    waited += f", our turn seen {(now - self.turn_seen_at) * 1000:.0f} ms ago"
-                self.problem(f"{pending.cmd} refused {waited}: {code}: {answer.get('message')}")
+                self.problem(refusal)
             if pending.on_error:
                 pending.on_error(code)
         await self.after_change()
@@ -668,6 +684,7 @@ class Bot:
             self.hand = message["hand"]
             self.in_hand = any(s["player"] == self.name for s in message["seats"])
         elif kind == "hand_ended" and message["hand"] == self.hand:
+            self._turn_closed("hand_ended")
             if self.in_hand:
                 self.stack = next(
                     (s["amount"] for s in message["stacks"] if s["seat"] == self.seat), self.stack
@@ -682,7 +699,7 @@ class Bot:
                 # Our turn ended without our act (folded as we left, say): a decision
                 # still being thought over is for a turn gone by. (The same turn again is
                 # a re-announce, the reconnect bonus: the decision stands.)
-                self.turn_open = None
+                self._turn_closed("moved_on")
             self.table_turn = (message["hand"], message["seat"], message["turn"])
             if "legal_actions" in message and message["seat"] == self.seat:
                 self._turn_lag(message["deadline"])
@@ -703,6 +720,40 @@ class Bot:
         elif kind == "seat_left" and message["player"] == self.name:
             self._left_table()
         await self.after_change()
+
+    def _turn_closed(self, how: str) -> None:
+        """Our open turn (if any) ended without our act, `how` the stream tells."""
+        if self.turn_open is not None:
+            self.turn_ended = (self.turn_open, how)
+            self.turn_open = None
+            self.turn_end_news.set()
+            self.turn_end_news = asyncio.Event()
+
+    async def _refused_act_judged(self, turn: tuple[int, int], code: str, refusal: str) -> None:
+        """An act refused `stale` or `not_your_turn`. Its turn may have ended on its way by
+        another player's command (the others left the hand, which folds them, and the hand
+        ended), the news of it still on its way here: the room was right, and the stream
+        says so within moments. Refused for our own timeout (the act came after the clock)
+        or with no end of the turn seen, it is a problem."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + OVERTAKEN_WAIT
+        how = None
+        try:
+            while (how := self._how_turn_ended(turn)) is None and loop.time() < until:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.turn_end_news.wait(), until - loop.time())
+        finally:
+            # Cancelled (the bot's run ended first): judged on what was seen.
+            if how not in (None, "timed_out"):
+                self.report.errors_expected[code] += 1
+                self.report.acts_overtaken += 1
+            else:
+                self.report.errors_unexpected[code] += 1
+                self.problem(f"{refusal} (the turn then: {how or 'no end seen'})")
+
+    def _how_turn_ended(self, turn: tuple[int, int]) -> str | None:
+        ended = self.turn_ended
+        return ended[1] if ended is not None and ended[0] == turn else None
 
     def _left_table(self) -> None:
         """Our seat is gone, the stack back in the wallet: done, or away for a while."""
@@ -739,7 +790,7 @@ class Bot:
 
     def _timed_out(self, message: dict[str, Any]) -> None:
         """Our turn timed out: how late after its deadline the room said so."""
-        self.turn_open = None
+        self._turn_closed("timed_out")
         deadline = self.deadline
         if deadline is not None and deadline[0] == message["hand"] and self.run_.clock.measuring():
             self.report.timeout_lateness.append(time.time() - deadline[1])

@@ -58,6 +58,9 @@ class BotReport:
     commands: int = 0
     errors_unexpected: Counter[str] = field(default_factory=Counter)
     errors_expected: Counter[str] = field(default_factory=Counter)
+    # Acts refused as their turn had ended on the way by another player's command (among
+    # the expected errors): the stream showed that end.
+    acts_overtaken: int = 0
     reconnects: int = 0
     server_closes: int = 0
     # The room went away (restart, crash) and came back: connections lost with it,
@@ -151,6 +154,7 @@ class BotReport:
             "breaks": self.breaks,
             "errors_unexpected": dict(self.errors_unexpected),
             "errors_expected": dict(self.errors_expected),
+            "acts_overtaken": self.acts_overtaken,
             "gaps": self.gaps,
             "resyncs": self.resyncs,
             "reordered": self.reordered,
@@ -242,7 +246,9 @@ class BotReport:
                 f"{name} {value:.1f}" for name, value in _percentiles_ms(self.turn_lags).items()
             )
             + " (from a turn's start to its arrival)",
-            "errors expected: " + _counts(self.errors_expected),
+            "errors expected: "
+            + _counts(self.errors_expected)
+            + f" (acts whose turn another's command ended on the way: {self.acts_overtaken})",
             "errors unexpected: " + _counts(self.errors_unexpected),
         ]
         lines += [f"PROBLEM: {problem}" for problem in self.problems]

@@ -113,3 +113,55 @@ def test_a_close_for_too_many_sockets_is_tried_again_later_as_a_restart() -> Non
     report.connect_errors["closed_4429"] += 3
     assert "TABLE_SOCKETS_PER_ADDRESS" in report.render_load()  # how to start the room
     assert "TABLE_SOCKETS_PER_ADDRESS" not in BotReport().render_load()
+
+
+# An act refused as its turn ended on the way: the room is right when another player's
+# command ended the turn (the others left the hand, folding, and it ended: the news was
+# still on its way), wrong when the act was in time and the turn still open or timed out.
+
+REFUSED = "No hand is being played at this table."
+
+
+async def refused_act(code: str, *news: dict[str, Any], wait: float = 1.0) -> BotReport:
+    """A bot acts on its turn, the room refuses the act with `code`, then these stream
+    messages come; the report once the bot has judged the refusal (at most `wait` s)."""
+    bot, socket = _bot()
+    bot.hand, bot.in_hand = 5, False
+    await bot.on_message(_turn(1, seat=1, turn=10, mine=True))
+    await asyncio.sleep(THINK * 4)
+    [act] = socket.frames
+    await bot.on_message({"type": "error", "seq": act["seq"], "code": code, "message": REFUSED})
+    for message in news:
+        await bot.on_message(message)
+    await asyncio.wait_for(asyncio.gather(*bot.tasks), wait)
+    return bot.report
+
+
+def _ended(v: int) -> dict[str, Any]:
+    return {"type": "hand_ended", "v": v, "hand": 5, "stacks": [], "winners": []}
+
+
+async def test_an_act_whose_hand_others_ended_on_the_way_is_the_room_right() -> None:
+    report = await refused_act("not_your_turn", _ended(2))
+    assert report.ok, report.problems
+    assert (report.errors_expected["not_your_turn"], report.acts_overtaken) == (1, 1)
+
+
+async def test_an_act_whose_turn_passed_to_another_seat_on_the_way_is_the_room_right() -> None:
+    report = await refused_act("stale", _turn(2, seat=2, turn=11, mine=False))
+    assert report.ok and report.acts_overtaken == 1
+
+
+async def test_an_act_refused_for_our_own_timeout_is_a_problem() -> None:
+    timed_out = {"type": "timed_out", "v": 2, "hand": 5, "seat": 1, "resolution": "check"}
+    report = await refused_act("stale", timed_out)
+    assert not report.ok and report.errors_unexpected["stale"] == 1
+    assert report.acts_overtaken == 0
+    assert "the turn then: timed_out" in report.problems[0]
+
+
+async def test_an_act_refused_while_its_turn_stays_open_is_a_problem(monkeypatch) -> None:
+    monkeypatch.setattr("tables.bots.player.OVERTAKEN_WAIT", 0.2)
+    report = await refused_act("not_your_turn")
+    assert report.errors_unexpected["not_your_turn"] == 1
+    assert "the turn then: no end seen" in report.problems[0]
