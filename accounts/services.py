@@ -8,9 +8,10 @@ Login throttling
     failure; past `LOGIN_THROTTLE_FAILURES` (or `LOGIN_THROTTLE_FAILURES_PER_ADDRESS`)
     further attempts are refused, with the right password too, until the window ends.
     Counting per pair means a stranger guessing at a player's password locks out only
-    themselves; the per-address count stops one address sweeping many screen names.
-    The address is REMOTE_ADDR (the proxy in front must set it to the client's), an
-    IPv6 client's counted under its /64 network (poker_room/addresses.py).
+    themselves and whoever shares their address (behind one NAT, or on one IPv6 /64);
+    the per-address count stops one address sweeping many screen names. The address is
+    REMOTE_ADDR (the proxy in front must set it to the client's), an IPv6 client's
+    counted under its /64 network (poker_room/addresses.py).
 
 API tokens
     Auditors read the API with tokens of django-rest-knox: the database keeps only a

@@ -303,6 +303,10 @@ REST_FRAMEWORK = {
         "poker_room.throttling.FailOpenAnonRateThrottle",
         "poker_room.throttling.FailOpenUserRateThrottle",
     ],
+    # An anonymous client is throttled by REMOTE_ADDR, never by X-Forwarded-For, which any
+    # client may write (DRF's default, None, takes that whole header as the key). Behind
+    # a proxy, daphne's --proxy-headers puts the client's address in REMOTE_ADDR.
+    "NUM_PROXIES": 0,
     # Every API error is JSON {"detail", "code"}, an unexpected exception too (in
     # development as well: no HTML debug page under /api/).
     "EXCEPTION_HANDLER": "poker_room.api_errors.api_exception_handler",
