@@ -80,6 +80,8 @@ BLIND_OPTION_RATE = 0.3
 # the table's stream to say how).
 OVERTAKEN_CODES = frozenset({"stale", "not_your_turn"})
 OVERTAKEN_WAIT = 5.0
+# How many of a bot's last turns ended without its act are remembered, and how.
+TURNS_ENDED_KEPT = 8
 # What a straddle or overblind request may meet when the table moved meanwhile.
 BLIND_OPTION_REFUSALS = frozenset(
     {"blind_option_not_allowed", "blind_option_seat", "blind_option_cannot_cover"}
@@ -212,8 +214,9 @@ class Pending:
     on_error: Callable[[str], None] | None = None
     # The connection went before the answer came: settle what the command was for.
     on_lost: Callable[[], None] | None = None
-    # An act's turn: (hand, turn).
+    # An act's turn, (hand, turn), and that turn's deadline (epoch seconds) if known.
     turn: tuple[int, int] | None = None
+    deadline: float | None = None
 
 
 class BotFailure(Exception):
@@ -299,9 +302,10 @@ class Bot:
         self.table_turn: tuple[int, int, int] | None = None
         self.turn_open: tuple[int, int] | None = None
         self.turn_seen_at = 0.0  # when our last turn reached us (`time.perf_counter()`)
-        # How our last open turn ended without our act, as the stream told: (turn, how),
-        # how being "hand_ended", "moved_on" or "timed_out"; the event set at each news.
-        self.turn_ended: tuple[tuple[int, int], str] | None = None
+        # How our last few turns closed before our act was taken, as the stream told, by
+        # (hand, turn): "hand_ended", "moved_on", "timed_out", or "resynced" (a snapshot
+        # replaced the news); the event is set at each news.
+        self.turns_ended: dict[tuple[int, int], str] = {}
         self.turn_end_news = asyncio.Event()
         self.deadline: tuple[int, float] | None = None
         # Human pace: leaving after this hand, then away from the table for a while.
@@ -505,6 +509,7 @@ class Bot:
             on_error=on_error,
             on_lost=on_lost,
             turn=(self.hand, body["turn"]) if acting and self.hand is not None else None,
+            deadline=self.deadline[1] if self.deadline and self.deadline[0] == self.hand else None,
         )
         if self.trace:
             self.trace(self.name, "send", frame)
@@ -616,7 +621,7 @@ class Bot:
         # A turn of ours still open is as the snapshot shows it, or gone.
         ours = current is not None and hand["actor"] == self.seat
         if not ours or self.turn_open != (current, hand["turn"]):
-            self.turn_open = None
+            self._turn_closed("resynced")
         if hand is not None and not hand["is_over"]:
             self.hand = hand["id"]
             self.run_.started.add(hand["id"])
@@ -667,7 +672,9 @@ class Bot:
             if code in pending.expected:
                 self.report.errors_expected[code] += 1
             elif pending.turn is not None and code in OVERTAKEN_CODES:
-                self._later(self._refused_act_judged(pending.turn, code, refusal))
+                # Unexpected until judged otherwise (a run that ends first keeps it so).
+                self.report.errors_unexpected[code] += 1
+                self._later(self._refused_act_judged(pending.turn, pending.deadline, code, refusal))
             else:
                 self.report.errors_unexpected[code] += 1
                 self.problem(refusal)
@@ -722,38 +729,41 @@ class Bot:
         await self.after_change()
 
     def _turn_closed(self, how: str) -> None:
-        """Our open turn (if any) ended without our act, `how` the stream tells."""
+        """Our open turn (if any) closed, `how` the stream tells (after an act of ours that
+        was taken too, which nothing then asks about)."""
         if self.turn_open is not None:
-            self.turn_ended = (self.turn_open, how)
+            self.turns_ended[self.turn_open] = how
+            if len(self.turns_ended) > TURNS_ENDED_KEPT:
+                del self.turns_ended[next(iter(self.turns_ended))]  # the oldest
             self.turn_open = None
             self.turn_end_news.set()
             self.turn_end_news = asyncio.Event()
 
-    async def _refused_act_judged(self, turn: tuple[int, int], code: str, refusal: str) -> None:
-        """An act refused `stale` or `not_your_turn`. Its turn may have ended on its way by
-        another player's command (the others left the hand, which folds them, and the hand
-        ended), the news of it still on its way here: the room was right, and the stream
-        says so within moments. Refused for our own timeout (the act came after the clock)
-        or with no end of the turn seen, it is a problem."""
+    async def _refused_act_judged(
+        self, turn: tuple[int, int], deadline: float | None, code: str, refusal: str
+    ) -> None:
+        """An act refused `stale` or `not_your_turn`, counted unexpected so far. Its turn
+        may have ended on its way by another command (the other players left the hand,
+        which folds them, and it ended), the news still on its way here: the room was
+        right, and the stream says so within moments. News replaced by a snapshot tells
+        nothing: then a refusal that came before the turn's deadline cannot be for our
+        own timeout. Refused for our own timeout (the act came after the clock), or with
+        no end of the turn seen, it is a problem."""
+        answered = time.time()
         loop = asyncio.get_running_loop()
         until = loop.time() + OVERTAKEN_WAIT
-        how = None
-        try:
-            while (how := self._how_turn_ended(turn)) is None and loop.time() < until:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.turn_end_news.wait(), until - loop.time())
-        finally:
-            # Cancelled (the bot's run ended first): judged on what was seen.
-            if how not in (None, "timed_out"):
-                self.report.errors_expected[code] += 1
-                self.report.acts_overtaken += 1
-            else:
-                self.report.errors_unexpected[code] += 1
-                self.problem(f"{refusal} (the turn then: {how or 'no end seen'})")
-
-    def _how_turn_ended(self, turn: tuple[int, int]) -> str | None:
-        ended = self.turn_ended
-        return ended[1] if ended is not None and ended[0] == turn else None
+        while (how := self.turns_ended.get(turn)) is None and loop.time() < until:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.turn_end_news.wait(), until - loop.time())
+        in_time = deadline is not None and answered < deadline
+        if how in ("hand_ended", "moved_on") or (how == "resynced" and in_time):
+            self.report.errors_unexpected[code] -= 1
+            if not self.report.errors_unexpected[code]:
+                del self.report.errors_unexpected[code]
+            self.report.errors_expected[code] += 1
+            self.report.acts_overtaken += 1
+        else:
+            self.problem(f"{refusal} (the turn then: {how or 'no end seen'})")
 
     def _left_table(self) -> None:
         """Our seat is gone, the stack back in the wallet: done, or away for a while."""

@@ -52,8 +52,8 @@ def _bot(*, clock: RunClock | None = None) -> tuple[Bot, RecordingSocket]:
     return bot, socket
 
 
-def _turn(v: int, *, seat: int, turn: int, mine: bool) -> dict[str, Any]:
-    deadline = (datetime.now(UTC) + timedelta(seconds=6)).isoformat()
+def _turn(v: int, *, seat: int, turn: int, mine: bool, deadline_in: float = 6.0) -> dict[str, Any]:
+    deadline = (datetime.now(UTC) + timedelta(seconds=deadline_in)).isoformat()
     message = {"type": "turn", "v": v, "hand": 5, "seat": seat, "turn": turn}
     message["deadline"] = deadline
     if mine:
@@ -122,18 +122,26 @@ def test_a_close_for_too_many_sockets_is_tried_again_later_as_a_restart() -> Non
 REFUSED = "No hand is being played at this table."
 
 
-async def refused_act(code: str, *news: dict[str, Any], wait: float = 1.0) -> BotReport:
-    """A bot acts on its turn, the room refuses the act with `code`, then these stream
-    messages come; the report once the bot has judged the refusal (at most `wait` s)."""
+async def refused_act(
+    code: str,
+    *news: dict[str, Any],
+    before: tuple[dict[str, Any], ...] = (),
+    deadline_in: float = 6.0,
+) -> BotReport:
+    """A bot acts on its turn (its deadline `deadline_in` s away), these stream messages
+    come `before` the room's refusal of the act with `code`, then the `news`; the report
+    once the bot has judged the refusal."""
     bot, socket = _bot()
     bot.hand, bot.in_hand = 5, False
-    await bot.on_message(_turn(1, seat=1, turn=10, mine=True))
+    await bot.on_message(_turn(1, seat=1, turn=10, mine=True, deadline_in=deadline_in))
     await asyncio.sleep(THINK * 4)
     [act] = socket.frames
+    for message in before:
+        await bot.on_message(message)
     await bot.on_message({"type": "error", "seq": act["seq"], "code": code, "message": REFUSED})
     for message in news:
         await bot.on_message(message)
-    await asyncio.wait_for(asyncio.gather(*bot.tasks), wait)
+    await asyncio.wait_for(asyncio.gather(*bot.tasks), 1.0)
     return bot.report
 
 
@@ -165,3 +173,75 @@ async def test_an_act_refused_while_its_turn_stays_open_is_a_problem(monkeypatch
     report = await refused_act("not_your_turn")
     assert report.errors_unexpected["not_your_turn"] == 1
     assert "the turn then: no end seen" in report.problems[0]
+
+
+def _snapshot(v: int, *, actor: int | None) -> dict[str, Any]:
+    """A snapshot of the bot's table (seat 1 of two), hand 5 on `actor`'s turn 11, or over."""
+    seats = [{"seat": n, "player": f"b{n}", "status": "active", "stack": 10_000} for n in (1, 2)]
+    hand = {
+        "id": 5,
+        "is_over": actor is None,
+        "actor": actor,
+        "turn": 11,
+        "legal_actions": None,
+        "players": [{"seat": n, "player": f"b{n}"} for n in (1, 2)],
+    }
+    return {
+        "type": "snapshot",
+        "v": v,
+        "table": {
+            "stake": {"buy_in_min": 4_000, "buy_in_max": 20_000},
+            "action_seconds": 5,
+            "time_bank_seconds": 0,
+            "seats": 6,
+        },
+        "you": seats[0],
+        "seats": seats,
+        "hand": hand,
+    }
+
+
+async def test_an_act_refused_in_time_whose_turn_news_a_snapshot_replaced_is_the_room_right() -> (
+    None
+):
+    # A gap healed by a snapshot: the turn is seen gone, not how it went. Refused before
+    # its deadline, the act cannot have met our own timeout.
+    report = await refused_act("stale", _snapshot(3, actor=2))
+    assert report.ok, report.problems
+    assert report.acts_overtaken == 1
+
+
+async def test_an_act_refused_after_its_deadline_whose_news_a_snapshot_replaced_is_a_problem() -> (
+    None
+):
+    report = await refused_act("stale", _snapshot(3, actor=None), deadline_in=0.0)
+    assert report.errors_unexpected["stale"] == 1 and report.acts_overtaken == 0
+    assert "the turn then: resynced" in report.problems[0]
+
+
+async def test_a_later_turn_of_ours_ending_first_does_not_stand_for_the_refused_act() -> None:
+    # Our turn 10 moved on (another seat's turn 11), then our turn 12 came and timed out,
+    # all before the refusal of our act for turn 10 arrived: turn 10 is what it is judged on.
+    timed_out = {"type": "timed_out", "v": 4, "hand": 5, "seat": 1, "resolution": "check"}
+    before = (
+        _turn(2, seat=2, turn=11, mine=False),
+        _turn(3, seat=1, turn=12, mine=True),
+        timed_out,
+    )
+    report = await refused_act("not_your_turn", before=before)
+    assert report.ok, report.problems
+    assert report.acts_overtaken == 1
+
+
+async def test_a_refusal_the_run_ends_before_judging_stays_unexpected() -> None:
+    bot, socket = _bot()
+    bot.hand = 5
+    await bot.on_message(_turn(1, seat=1, turn=10, mine=True))
+    await asyncio.sleep(THINK * 4)
+    [act] = socket.frames
+    await bot.on_message({"type": "error", "seq": act["seq"], "code": "stale", "message": REFUSED})
+    for task in bot.tasks:
+        task.cancel()
+    await asyncio.gather(*bot.tasks, return_exceptions=True)
+    assert bot.report.errors_unexpected["stale"] == 1 and not bot.report.ok
+    assert bot.report.acts_overtaken == 0
