@@ -344,15 +344,16 @@ def hand_rake_collect(
         return None
     amount = amount_check(amount=amount)
     _table_account_check(account=account)
-    with transaction.atomic():
-        house = system_account_ensure(kind=AccountKind.HOUSE)
-        return ledger_post(
-            kind=TransactionKind.RAKE,
-            legs=[Leg(account=account, amount=-amount), Leg(account=house, amount=amount)],
-            idempotency_key=f"hand:{hand_id}:rake",
-            memo=f"rake of hand {hand_id}",
-            hand_id=hand_id,
-        ).transaction
+    # The posting is atomic by itself (`ledger_post`); the house account, created once,
+    # needs no transaction of its own around it (a savepoint more at every raked hand).
+    house = system_account_ensure(kind=AccountKind.HOUSE)
+    return ledger_post(
+        kind=TransactionKind.RAKE,
+        legs=[Leg(account=account, amount=-amount), Leg(account=house, amount=amount)],
+        idempotency_key=f"hand:{hand_id}:rake",
+        memo=f"rake of hand {hand_id}",
+        hand_id=hand_id,
+    ).transaction
 
 
 def _table_account_check(*, account: LedgerAccount) -> None:

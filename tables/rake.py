@@ -21,6 +21,7 @@ Amounts are integer cents; a day's average rake per hand is rounded down to the 
 """
 
 import datetime
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -30,7 +31,6 @@ from django.db.models.functions import Coalesce
 from tables.engine.state import HandState
 from tables.models import (
     Hand,
-    HandPlayer,
     HandStatus,
     RakeContribution,
     RakeReport,
@@ -42,12 +42,15 @@ from tables.models import (
 _REPORT_LOCK_NAMESPACE = 0x5241_4B45  # "RAKE"
 
 
-def rake_contributions_record(*, hand: Hand, state: HandState) -> list[RakeContribution]:
+def rake_contributions_record(
+    *, hand: Hand, state: HandState, players: Mapping[int, int]
+) -> list[RakeContribution]:
     """Store the non-zero rake shares of a finished hand, one row per player.
 
     Called inside the transaction that settles the hand; each share goes to the user
-    dealt in at its seat (`HandPlayer`, by user id: never by screen name, which may have
-    been renamed and taken by someone else since the hand was dealt).
+    dealt in at its seat: `players`, seat -> user id, as the settling command knows them
+    (`TableCommand.dealt`, from the deal's `HandPlayer` rows; by user id, never by screen
+    name, which may have been renamed and taken by someone else since the hand was dealt).
     """
     result = state.result
     if result is None:
@@ -59,11 +62,8 @@ def rake_contributions_record(*, hand: Hand, state: HandState) -> list[RakeContr
     }
     if not shares:
         return []
-    users = dict(
-        HandPlayer.objects.filter(hand=hand, seat__in=shares).values_list("seat", "user_id")
-    )
     rows = [
-        RakeContribution(hand=hand, player_id=users[seat], seat=seat, amount=amount)
+        RakeContribution(hand=hand, player_id=players[seat], seat=seat, amount=amount)
         for seat, amount in shares.items()
     ]
     return RakeContribution.objects.bulk_create(rows)

@@ -7,7 +7,7 @@ options, which are judged against the next hand as the table stands now.
 
 from dataclasses import dataclass
 
-from tables.engine.config import KillInfo
+from tables.engine.config import KillInfo, KillMode
 from tables.engine.deal_plan import DealPlan, SeatRecord
 from tables.engine.deal_plan import deal_plan as plan_the_deal
 from tables.engine.positions import straddle_seat
@@ -47,10 +47,19 @@ Finished = tuple[HandState, dict[int, int]]
 def kill_for_next_hand(
     *, table: Table, seats: list[Seat], finished: Finished | None = None
 ) -> KillInfo | None:
-    """The kill won in the last hand, if the killer is still seated and playing.
+    """The kill won in the last hand, if the table plays kills and the killer is still
+    seated and playing.
 
     `finished`: the hand the calling command has just settled, which the database does
-    not have yet (the command saves it at its end); else the last finished hand there."""
+    not have yet (the command saves it at its end); else the last finished hand there.
+
+    A table that plays no kills (most, and any whose admin turned kills off since the
+    last hand) has none, whatever the last hand won: the engine ignores a kill there
+    (tables/engine/start.py), and the options shown for the next hand must agree. Nor is
+    the last hand read for it then (a query and the parse of its whole state at each
+    deal)."""
+    if table.stake_level.kill == KillMode.NONE:
+        return None
     last: Hand | None = None
     if finished is not None:
         state, players = finished

@@ -277,7 +277,7 @@ def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
         cashier.hand_rake_collect(
             account=table_account_ensure(table=table), amount=result.rake, hand_id=hand.id
         )
-        rake_contributions_record(hand=hand, state=state)
+        rake_contributions_record(hand=hand, state=state, players=cmd.dealt)
     final = dict(zip(state.seats, state.stacks, strict=True))
     dealt = [s for s in cmd.seats if cmd.dealt.get(s.number) == s.player_id]
     for seat in dealt:

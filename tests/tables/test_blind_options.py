@@ -245,11 +245,10 @@ def test_a_request_made_during_a_hand_is_for_the_next_one(straddle_table, publis
     assert started["straddle_seat"] == 1
 
 
-def test_the_options_told_as_a_hand_is_settled_know_the_kill_it_just_won(published):
-    """Finding: settling told each player their options for the next hand from the last
-    finished hand in the database, which was the one before (the settled hand is saved at
-    the end of the command): a kill just won was missed, the overblind shown open for a
-    kill hand, and the player's snapshot said otherwise."""
+def kill_won(*, kills_after_the_deal: str = "full"):
+    """A heads-up fixed-limit table with full kills (and overblinds) whose first hand is won
+    by a fold, which wins the kill; `kills_after_the_deal`: the kill setting an admin saves
+    while that hand is played. Returns the table (fresh) and its players."""
     stake = StakeLevelFactory(
         structure=Structure.FIXED_LIMIT,
         allow_overblind=True,
@@ -262,13 +261,40 @@ def test_the_options_told_as_a_hand_is_settled_know_the_kill_it_just_won(publish
     players = seated(table, 2)
     deal(table)
     hand, state = current(table)
+    stake.kill = kills_after_the_deal
+    stake.save(update_fields=["kill"])
     # Whoever acts first folds: the other scoops the pot and wins the kill.
     actor = Seat.objects.get(table=table, number=state.actor).player
     play.hand_act(table_id=table.id, user=actor, kind="fold")
     hand.refresh_from_db()
     assert HandState.from_dict(hand.state).result.next_kill is not None
     table.refresh_from_db()
-    for user in players:
-        told = private_notes(published, user, "blind_options")[-1]
-        assert told == table_snapshot(table=table, user=user)["you"]["blind_options"]
-        assert told["overblind"]["open"] is False, told
+    return table, players
+
+
+def overblind_open_told(published, table, players) -> list[bool]:
+    """Whether each player was told, as the hand was settled, that the next hand's
+    overblind is open (their snapshot saying the same)."""
+    told = [private_notes(published, user, "blind_options")[-1] for user in players]
+    for user, options in zip(players, told, strict=True):
+        assert options == table_snapshot(table=table, user=user)["you"]["blind_options"]
+    return [options["overblind"]["open"] for options in told]
+
+
+def test_the_options_told_as_a_hand_is_settled_know_the_kill_it_just_won(published):
+    """Finding: settling told each player their options for the next hand from the last
+    finished hand in the database, which was the one before (the settled hand is saved at
+    the end of the command): a kill just won was missed, the overblind shown open for a
+    kill hand, and the player's snapshot said otherwise."""
+    table, players = kill_won()
+    assert overblind_open_told(published, table, players) == [False, False]
+
+
+def test_a_kill_won_before_the_admin_turned_kills_off_is_no_kill_hand(published):
+    """RULES §7: a kill is a setting of the table. The engine ignores the last hand's kill
+    once the table plays none; the options told for the next hand (and the snapshot) must
+    say the same, not show a kill hand that is dealt as an ordinary one."""
+    table, players = kill_won(kills_after_the_deal="none")
+    assert overblind_open_told(published, table, players) == [True, True]
+    following = deal(table)
+    assert HandEvent.objects.get(hand=following, type="hand_started").data["kill"] is None

@@ -20,6 +20,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import psycopg
 import pytest
@@ -29,7 +30,16 @@ from django.utils.html import escape
 from rest_framework.test import APIClient
 
 from tables.exceptions import NotYourTurn, TableBusy
-from tables.models import AutoTopUp, Hand, HandEvent, HandStatus, Seat, Table, TableStatus
+from tables.models import (
+    AutoTopUp,
+    Hand,
+    HandEvent,
+    HandStatus,
+    Seat,
+    Structure,
+    Table,
+    TableStatus,
+)
 from tables.services import play
 from tables.services.chat import chat_mute_set, chat_send
 from tables.services.command import FAILURES_BEFORE_PAUSE
@@ -54,13 +64,13 @@ def an_hour_from_now():
     return timezone.now() + timedelta(hours=1)
 
 
-def table_with_hand(name: str) -> Table:
-    """A heads-up table with its first hand dealt, that no timer touches during the test
-    (players sit while the next hand is an hour away, so no deal is due; the test deals;
-    timeouts are far away)."""
+def table_with_hand(name: str, **stake: Any) -> Table:
+    """A heads-up table (of a stake level with these fields) with its first hand dealt,
+    that no timer touches during the test (players sit while the next hand is an hour
+    away, so no deal is due; the test deals; timeouts are far away)."""
     table = TableFactory(
         name=name,
-        stake_level=StakeLevelFactory(),
+        stake_level=StakeLevelFactory(**stake),
         seats=6,
         action_seconds=600,
         pause_between_hands_ms=0,
@@ -217,7 +227,8 @@ def test_a_failing_command_changes_nothing_but_the_count(break_hand):
 
 
 def test_a_deal_that_fails_is_isolated_and_counted_too(break_hand):
-    table = table_with_hand("Deal")
+    kills = {"structure": Structure.FIXED_LIMIT, "small_bet": 200, "big_bet": 400, "kill": "full"}
+    table = table_with_hand("Deal", **kills)
     # The last hand's state is unreadable: the next deal reads it (for a kill) and fails.
     break_hand(table, status=HandStatus.FINISHED)
     Table.objects.filter(pk=table.pk).update(next_hand_at=timezone.now())
