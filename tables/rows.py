@@ -13,7 +13,9 @@ fields' own database converters, as the ORM's reads do; writes prepare each valu
 its field (`pre_save`, `get_db_prep_save`), as `Model.save` does, and a command's writes
 go in one query (`Writes`). The instances are
 ordinary ones: the rest of the code saves them, follows their relations and compares
-them as before. Only these few hot statements live here; everything else uses the ORM.
+them as before. The timer loop's selection of what is due (`timers_due`), run at every
+one of its passes, lives here too. Only these few hot statements live here; everything
+else uses the ORM.
 
 Each statement is also prepared on the server, once per connection (`_execute`), and run
 by name: planning them again at every command was about half of PostgreSQL's CPU for
@@ -22,17 +24,18 @@ so the room needs connections of its own (PostgreSQL directly, or a pooler in se
 mode, never one in transaction mode).
 """
 
+import datetime
 import functools
 import hashlib
 import re
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
 
 import psycopg.errors
 from django.db import DatabaseError, OperationalError, connection, models
 
-from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table
+from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table, TableStatus
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -199,14 +202,37 @@ def _hand_sql() -> str:
     # The status is written in, not a parameter: a prepared statement's plan for any
     # status could not use the index of the hands in progress (one row a table), and
     # would read every hand the table has dealt.
-    in_progress = HandStatus.IN_PROGRESS.value
-    if not in_progress.isidentifier():  # a plain word, with nothing to quote
-        raise ValueError(f"cannot write {in_progress!r} into SQL")
+    in_progress = _plain(HandStatus.IN_PROGRESS.value)
     return (
         f"SELECT {_columns(Hand).select} FROM {hand} "  # noqa: S608
         f"WHERE {hand}.{_quote(Hand.table.field.column)} = %s "
         f"AND {hand}.{_quote(Hand._meta.get_field('status').column)} = '{in_progress}' "
         f"ORDER BY {hand}.{_quote(Hand._meta.pk.column)} LIMIT 1"
+    )
+
+
+def hand_last_numbers(table_id: int) -> tuple[int, int]:
+    """The number of the table's last hand and its last turn number; (0, 0) before its
+    first hand. A deal numbers its hand and its turns on from these.
+
+    Read from the last hand alone, through `hand_unique_number` (one row however many
+    hands the table has dealt): turns are numbered on from hand to hand and only grow
+    within one, so the last hand holds the highest. (The maximum over all the table's
+    hands read every one of them at each deal: a table's deals grew slower with its age.)
+    """
+    with connection.cursor() as cursor:
+        _execute(cursor, [(_hand_last_numbers_sql(), [table_id])])
+        row = cursor.fetchone()
+    return (0, 0) if row is None else (row[0], row[1])
+
+
+@functools.cache
+def _hand_last_numbers_sql() -> str:
+    number = _column(Hand, "number")
+    return (
+        f"SELECT {number}, {_column(Hand, 'turn_version')} "  # noqa: S608
+        f"FROM {_quote(Hand._meta.db_table)} WHERE {_column(Hand, 'table')} = %s "
+        f"ORDER BY {number} DESC LIMIT 1"
     )
 
 
@@ -225,6 +251,94 @@ def _hand_players_sql() -> str:
         f"FROM {_quote(HandPlayer._meta.db_table)} "
         f"WHERE {_quote(HandPlayer.hand.field.column)} = %s"
     )
+
+
+# The timer loop's selection (tables/timers.py), run at every pass: several a second,
+# and back to back while tables keep falling due. Through the QuerySet API each pass
+# compiled its statements again (and PostgreSQL planned them again); prepared here, they
+# run by name, both in one query.
+
+
+class DueTurn(NamedTuple):
+    table_id: int
+    hand_id: int
+    turn: int
+    deadline: datetime.datetime
+
+
+class DueDeal(NamedTuple):
+    table_id: int
+    due: datetime.datetime
+
+
+def timers_due(until: datetime.datetime) -> tuple[list[DueTurn], list[DueDeal]]:
+    """The turns whose deadline is at most `until` (of the hands in progress, by
+    deadline), and the deals due by then (of the open tables not paused by failures, by
+    when): what a pass of the timer loop may run, or wait for."""
+    with connection.cursor() as cursor:
+        _execute(cursor, [(_due_turns_sql(), [until]), (_due_deals_sql(), [until])])
+        turns = [DueTurn(*row) for row in cursor.fetchall()]
+        cursor.nextset()
+        deals = [DueDeal(*row) for row in cursor.fetchall()]
+    return turns, deals
+
+
+def tables_failing(table_ids: Collection[int]) -> set[int]:
+    """Those of these tables that are paused by failures (`paused_reason` set)."""
+    with connection.cursor() as cursor:
+        _execute(cursor, [(_tables_failing_sql(), [list(table_ids)])])
+        return {row[0] for row in cursor.fetchall()}
+
+
+@functools.cache
+def _due_turns_sql() -> str:
+    # Through `hand_one_in_progress_per_table` (the deadline has no index: an action's
+    # update of its hand is then made in place).
+    status = {"status": HandStatus.IN_PROGRESS.value}
+    return _due_sql(Hand, ("table", "id", "turn_version"), status, "turn_deadline")
+
+
+@functools.cache
+def _due_deals_sql() -> str:
+    # Through `table_next_hand_due`, whose condition this repeats.
+    status = {"status": TableStatus.OPEN.value, "paused_reason": ""}
+    return _due_sql(Table, ("id",), status, "next_hand_at")
+
+
+def _due_sql(
+    model: type[models.Model], fields: Sequence[str], equal: dict[str, str], deadline: str
+) -> str:
+    """SELECT the `fields` and the `deadline` of the model's rows whose fields are `equal`
+    to these words and whose deadline is at most the parameter, by deadline. The words are
+    written in, not parameters, for the prepared plan to use a partial index on them (see
+    `_hand_sql`)."""
+    due = _column(model, deadline)
+    where = [f"{_column(model, name)} = '{_plain(word)}'" for name, word in equal.items()]
+    return (
+        f"SELECT {', '.join(_column(model, name) for name in fields)}, {due} "  # noqa: S608
+        f"FROM {_quote(model._meta.db_table)} WHERE {' AND '.join(where)} "
+        f"AND {due} <= %s ORDER BY {due}"
+    )
+
+
+@functools.cache
+def _tables_failing_sql() -> str:
+    table, pk = _quote(Table._meta.db_table), _column(Table, "id")
+    return (
+        f"SELECT {pk} FROM {table} WHERE {pk} = ANY(%s) "  # noqa: S608
+        f"AND {_column(Table, 'paused_reason')} <> ''"
+    )
+
+
+def _column(model: type[models.Model], name: str) -> str:
+    return _quote(model._meta.get_field(name).column)
+
+
+def _plain(word: str) -> str:
+    """A value written into SQL: a plain word (or none), with nothing to quote."""
+    if word and not word.isidentifier():
+        raise ValueError(f"cannot write {word!r} into SQL")
+    return word
 
 
 class Writes:

@@ -61,8 +61,9 @@ import psycopg
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
+from tables import rows
 from tables.exceptions import TableBusy
-from tables.models import Hand, HandStatus, Heartbeat, Table, TableStatus
+from tables.models import Heartbeat
 from tables.services.command import OUTAGES, REFUSALS
 from tables.services.hands import hand_start_due
 from tables.services.play import turn_timeout
@@ -168,23 +169,10 @@ def timers_run_due(
     # place). Not joined to the tables for the paused ones: the planner could then lead
     # with the tables and scan the hands once per table (98 ms a pass at 200 tables, when
     # the deadlines had an index). The few tables paused by failures are left out after.
-    turns = list(
-        Hand.objects.filter(status=HandStatus.IN_PROGRESS, turn_deadline__lte=until)
-        .order_by("turn_deadline")
-        .values_list("table_id", "id", "turn_version", "turn_deadline")
-    )
+    turns, deals = rows.timers_due(until)
     if turns:
-        broken = set(
-            Table.objects.filter(pk__in={turn[0] for turn in turns})
-            .exclude(paused_reason="")
-            .values_list("pk", flat=True)
-        )
-        turns = [turn for turn in turns if turn[0] not in broken]
-    deals = (
-        Table.objects.filter(status=TableStatus.OPEN, paused_reason="", next_hand_at__lte=until)
-        .order_by("next_hand_at")
-        .values_list("id", "next_hand_at")
-    )
+        broken = rows.tables_failing({turn.table_id for turn in turns})
+        turns = [turn for turn in turns if turn.table_id not in broken]
     later: list[datetime] = []
     timeout_jobs: list[tuple[int, Callable[[], tuple[bool, bool]]]] = []
     deal_jobs: list[tuple[int, Callable[[], tuple[bool, bool]]]] = []

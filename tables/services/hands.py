@@ -15,10 +15,10 @@ after the pause). All of them work inside a table command (tables/services/comma
 import logging
 from datetime import datetime, timedelta
 
-from django.db.models import Max
 from django.utils import timezone
 
 from cashier import services as cashier
+from tables import rows
 from tables.engine.actions import Action
 from tables.engine.advance import advance_action, advance_still_valid
 from tables.engine.deck import deck_commitment, new_salt, shuffled_deck
@@ -56,8 +56,8 @@ def hand_start_if_ready(cmd: TableCommand) -> Hand | None:
     deck = shuffled_deck()
     salt = new_salt()
     commitment = deck_commitment(deck, salt)
-    previous = Hand.objects.filter(table=table).aggregate(n=Max("number"), t=Max("turn_version"))
-    number = (previous["n"] or 0) + 1
+    last_number, last_turn = rows.hand_last_numbers(table.pk)
+    number = last_number + 1
     config = stake_config(stake=table.stake_level)
     state, events = start_hand(
         config,
@@ -77,7 +77,7 @@ def hand_start_if_ready(cmd: TableCommand) -> Hand | None:
         salt=salt,
         # Turn numbers go on from the last hand, so an action meant for a turn of an
         # earlier hand can never match a turn of this one.
-        turn_version=previous["t"] or 0,
+        turn_version=last_turn,
     )
     dealt = {entry.seat: cmd.seat_at(entry.seat).player_id for entry in plan.entries}
     # Who is who in this hand, by user id: the engine state keeps only screen names.

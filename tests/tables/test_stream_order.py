@@ -3,6 +3,7 @@ committed the events publish them in; a lost message shows as a gap after a shor
 and an action meant for a turn of an earlier hand never applies to a later one."""
 
 import asyncio
+import itertools
 
 import pytest
 from channels.db import database_sync_to_async
@@ -81,6 +82,24 @@ async def test_a_lost_message_leaves_a_gap_for_the_client_to_see():
     assert await communicator.receive_nothing(timeout=0.2)  # waiting for v + 1...
     assert (await communicator.receive_json_from(timeout=2))["v"] == v + 2
     await communicator.disconnect()
+
+
+@pytest.mark.django_db
+def test_hands_are_numbered_on_and_their_turns_go_on_from_the_last_hands(table):
+    # The deal reads the last hand alone (tables/rows.py, `hand_last_numbers`).
+    heads_up(table)
+    seen = []
+    for _ in range(3):
+        hand, _ = current(table)
+        first_turn = hand.turn_version
+        play_passively(table)
+        hand.refresh_from_db()
+        seen.append((hand.number, first_turn, hand.turn_version))
+        deal(table)
+    numbers = [number for number, _, _ in seen]
+    assert numbers == [1, 2, 3]
+    for (_, _, last_turn), (_, first_turn, _) in itertools.pairwise(seen):
+        assert first_turn == last_turn + 1
 
 
 @pytest.mark.django_db
