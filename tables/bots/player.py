@@ -45,6 +45,7 @@ Closes with an error code (1011...) stay problems: they are the room's bugs, not
 
 import asyncio
 import contextlib
+import functools
 import json
 import random
 import time
@@ -641,6 +642,9 @@ class Bot:
         for message in replay:
             await self.on_message(message)
         if hand is not None and hand["legal_actions"] and hand["actor"] == self.seat:
+            if hand.get("deadline"):
+                when = datetime.fromisoformat(hand["deadline"]).timestamp()
+                self.deadline = (hand["id"], when)
             # Back after the room went away, the turn may be about to time out (or have
             # timed out since the snapshot): a refusal as late is then no fault.
             late = frozenset({"stale", "not_your_turn"}) if self.back_from_away else frozenset()
@@ -674,7 +678,12 @@ class Bot:
             elif pending.turn is not None and code in OVERTAKEN_CODES:
                 # Unexpected until judged otherwise (a run that ends first keeps it so).
                 self.report.errors_unexpected[code] += 1
-                self._later(self._refused_act_judged(pending.turn, pending.deadline, code, refusal))
+                judged = self._refused_act_judged(
+                    pending.turn, pending.deadline, time.time(), code, refusal
+                )
+                self._later(judged).add_done_callback(
+                    functools.partial(self._judgement_cut_short, refusal)
+                )
             else:
                 self.report.errors_unexpected[code] += 1
                 self.problem(refusal)
@@ -739,17 +748,28 @@ class Bot:
             self.turn_end_news.set()
             self.turn_end_news = asyncio.Event()
 
+    def _judgement_cut_short(self, refusal: str, task: asyncio.Task[None]) -> None:
+        """The run ended before a refused act was judged: it stays unexpected, and says so."""
+        if task.cancelled():
+            self.problem(f"{refusal} (the run ended before its turn's end was seen)")
+
     async def _refused_act_judged(
-        self, turn: tuple[int, int], deadline: float | None, code: str, refusal: str
+        self,
+        turn: tuple[int, int],
+        deadline: float | None,
+        answered: float,
+        code: str,
+        refusal: str,
     ) -> None:
         """An act refused `stale` or `not_your_turn`, counted unexpected so far. Its turn
         may have ended on its way by another command (the other players left the hand,
         which folds them, and it ended), the news still on its way here: the room was
         right, and the stream says so within moments. News replaced by a snapshot tells
         nothing: then a refusal that came before the turn's deadline cannot be for our
-        own timeout. Refused for our own timeout (the act came after the clock), or with
-        no end of the turn seen, it is a problem."""
-        answered = time.time()
+        own timeout (a timeout the room fired early, its news lost in that gap, would
+        pass here unseen). Refused for our own timeout (the act came after the clock), or with
+        no end of the turn seen, it is a problem (`answered`: when the refusal came, epoch
+        seconds, as the deadline)."""
         loop = asyncio.get_running_loop()
         until = loop.time() + OVERTAKEN_WAIT
         while (how := self.turns_ended.get(turn)) is None and loop.time() < until:

@@ -175,15 +175,17 @@ async def test_an_act_refused_while_its_turn_stays_open_is_a_problem(monkeypatch
     assert "the turn then: no end seen" in report.problems[0]
 
 
-def _snapshot(v: int, *, actor: int | None) -> dict[str, Any]:
-    """A snapshot of the bot's table (seat 1 of two), hand 5 on `actor`'s turn 11, or over."""
+def _snapshot(v: int, *, actor: int | None, turn: int = 11) -> dict[str, Any]:
+    """A snapshot of the bot's table (seat 1 of two), hand 5 on `actor`'s `turn` (its
+    deadline 6 s away), or over."""
     seats = [{"seat": n, "player": f"b{n}", "status": "active", "stack": 10_000} for n in (1, 2)]
     hand = {
         "id": 5,
         "is_over": actor is None,
         "actor": actor,
-        "turn": 11,
-        "legal_actions": None,
+        "turn": turn,
+        "deadline": (datetime.now(UTC) + timedelta(seconds=6)).isoformat(),
+        "legal_actions": {"can_fold": True, "can_check": True} if actor == 1 else None,
         "players": [{"seat": n, "player": f"b{n}"} for n in (1, 2)],
     }
     return {
@@ -245,3 +247,18 @@ async def test_a_refusal_the_run_ends_before_judging_stays_unexpected() -> None:
     await asyncio.gather(*bot.tasks, return_exceptions=True)
     assert bot.report.errors_unexpected["stale"] == 1 and not bot.report.ok
     assert bot.report.acts_overtaken == 0
+    assert "the run ended before its turn's end was seen" in bot.report.problems[0]
+
+
+async def test_an_act_made_from_a_snapshot_is_judged_on_that_turns_deadline() -> None:
+    # Back from a gap, the bot acts on the turn the snapshot shows; refused, and a later
+    # snapshot shows that turn gone: refused before its deadline, the room was right.
+    bot, socket = _bot()
+    await bot.on_message(_snapshot(3, actor=1, turn=10))
+    await asyncio.sleep(THINK * 4)
+    [act] = socket.frames
+    await bot.on_message({"type": "error", "seq": act["seq"], "code": "stale", "message": REFUSED})
+    await bot.on_message(_snapshot(4, actor=2))
+    await asyncio.wait_for(asyncio.gather(*bot.tasks), 1.0)
+    assert bot.report.ok, bot.report.problems
+    assert bot.report.acts_overtaken == 1
