@@ -16,7 +16,10 @@ machine otherwise idle: unlike the CPU, the same from run to run), and the state
 of the median `act` by kind (SELECT / INSERT / UPDATE / other), and how many updates of
 the hands, tables and seats PostgreSQL made in place (HOT: no index entry written, the
 old version pruned from the page). `--profile N` adds the N costliest functions of all
-the `act` calls (`--profile-of deal`: of the deals), from cProfile.
+the `act` calls (`--profile-of deal`: of the deals), from cProfile. `--history N` gives
+the table N earlier hands first (finished, each with a state of a real one's size), so
+that a deal is measured on a table with a long past: it should cost what it costs on a
+new table (a deal once read every hand its table had dealt).
 """
 
 import argparse
@@ -34,6 +37,7 @@ def main() -> int:
     parser.add_argument("--hands", type=int, default=20)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
     parser.add_argument("--profile-of", choices=("act", "deal", "sit"), default="act")
+    parser.add_argument("--history", type=int, default=0, metavar="N")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "poker_room.settings.test")
     os.environ.setdefault("TEST_DATABASE_NAME", "bench_queries")
@@ -44,7 +48,9 @@ def main() -> int:
 
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
-        counts, kinds, cpu = measure(args.hands, profile_top=args.profile, profiled=args.profile_of)
+        counts, kinds, cpu = measure(
+            args.hands, profile_top=args.profile, profiled=args.profile_of, history=args.history
+        )
         in_place = updates_in_place(connection)
     finally:
         connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
@@ -107,8 +113,23 @@ def wal_bytes_since(connection, start: str) -> int:  # type: ignore[no-untyped-d
         return int(cursor.fetchone()[0])
 
 
+def history_insert(connection, table_id: int, hands: int) -> None:  # type: ignore[no-untyped-def]
+    """`hands` finished hands of the table, numbered from 1, turns numbered on from hand to
+    hand; their state is padding of a real state's size (about 2 KB of JSON): nothing in
+    a deal of a table without kills reads it."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO tables_hand (table_id, number, status, state, button, deck_commitment,"
+            " salt, turn_version, turn_bonus_used, events_logged, rake, started_at, ended_at)"
+            " SELECT %s, n, 'finished', jsonb_build_object('padding', repeat('x', 2000)), 1,"
+            " '', '', n * 12, false, 0, 0, now(), now() FROM generate_series(1, %s) AS n",
+            [table_id, hands],
+        )
+        cursor.execute("ANALYZE tables_hand")
+
+
 def measure(
-    hands: int, *, profile_top: int = 0, profiled: str = "act"
+    hands: int, *, profile_top: int = 0, profiled: str = "act", history: int = 0
 ) -> tuple[dict[str, list[int]], Counter[str], dict[str, list[float]]]:
     import cProfile
     import pstats
@@ -181,6 +202,8 @@ def measure(
                 idempotency_key=f"bench-sit-{n}",
             ),
         )
+    if history:
+        history_insert(connection, table.pk, history)
     for _ in range(hands):
         Table.objects.filter(pk=table.pk).update(next_hand_at=None)
         counted("deal", lambda: hand_start_due(table_id=table.id))
