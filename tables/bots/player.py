@@ -767,9 +767,9 @@ class Bot:
         right, and the stream says so within moments. News replaced by a snapshot tells
         nothing: then a refusal that came before the turn's deadline cannot be for our
         own timeout (a timeout the room fired early, its news lost in that gap, would
-        pass here unseen). Refused for our own timeout (the act came after the clock), or with
-        no end of the turn seen, it is a problem (`answered`: when the refusal came, epoch
-        seconds, as the deadline)."""
+        pass here unseen). Refused for our own timeout (the act came after the clock),
+        or with no end of the turn seen, it is a problem. `answered`: when the refusal
+        came, in epoch seconds as the deadline."""
         loop = asyncio.get_running_loop()
         until = loop.time() + OVERTAKEN_WAIT
         while (how := self.turns_ended.get(turn)) is None and loop.time() < until:
