@@ -74,7 +74,7 @@ def measure(calls: int, rounds: int) -> dict[tuple[str, str], list[tuple[float, 
         batch = rows.Writes()
         batch.update(hand, HAND_FIELDS_CHANGING)
         batch.update(table, ["event_seq"])
-        batch.hand_events_insert([HandEvent(hand=hand, seq=seq[0], type="probe", data={})])
+        batch.insert([HandEvent(hand=hand, seq=seq[0], type="probe", data={})])
         return batch
 
     def planned(statements) -> None:  # type: ignore[no-untyped-def]

@@ -2,10 +2,11 @@
 
 Every command on a table (an action, a timeout, a deal) reads the table under its lock,
 its seats with their players and the hand in progress, and writes back what it changed:
-the hand, the seats, the hand's events and the table's stream version. Through the
-QuerySet API each of these statements was built again by the ORM's compiler on every
-call: under load the ORM took about a quarter of a web process's CPU, its compiler
-alone a tenth (py-spy), more than PostgreSQL spent running the statements.
+the hand (a deal's new hand and its players), the seats, the hand's events and the
+table's stream version. Through the QuerySet API each of these statements was built
+again by the ORM's compiler on every call: under load the ORM took about a quarter of a
+web process's CPU, its compiler alone a tenth (py-spy), more than PostgreSQL spent
+running the statements.
 
 Here the SQL of each statement is made once per model and field list, from the models'
 own metadata, and cached. Rows become model instances through `Model.from_db` after the
@@ -35,7 +36,7 @@ from typing import Any, NamedTuple
 import psycopg.errors
 from django.db import DatabaseError, OperationalError, connection, models
 
-from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table, TableStatus
+from tables.models import Hand, HandPlayer, HandStatus, Seat, Table, TableStatus
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -211,28 +212,41 @@ def _hand_sql() -> str:
     )
 
 
-def hand_last_numbers(table_id: int) -> tuple[int, int]:
-    """The number of the table's last hand and its last turn number; (0, 0) before its
-    first hand. A deal numbers its hand and its turns on from these.
+class HandNumbers(NamedTuple):
+    """What a deal numbers its hand with: the row's id (taken from the hands' sequence
+    beforehand, so that the row can be written with the command's other writes), the
+    hand's number at its table and the turn number its turns go on from."""
 
-    Read from the last hand alone, through `hand_unique_number` (one row however many
-    hands the table has dealt): turns are numbered on from hand to hand and only grow
-    within one, so the last hand holds the highest. (The maximum over all the table's
-    hands read every one of them at each deal: a table's deals grew slower with its age.)
+    id: int
+    number: int
+    last_turn: int
+
+
+def hand_numbers_next(table_id: int) -> HandNumbers:
+    """The id, number and turns of the table's next hand, in one statement.
+
+    The number and turns go on from the last hand alone, read through
+    `hand_unique_number` (one row however many hands the table has dealt): turns are
+    numbered on from hand to hand and only grow within one, so the last hand holds the
+    highest. (The maximum over all the table's hands read every one of them at each deal:
+    a table's deals grew slower with its age.) The id is the sequence's next: one that
+    is not used (the command fails) is a gap in the ids, as a failed insert leaves.
     """
     with connection.cursor() as cursor:
-        _execute(cursor, [(_hand_last_numbers_sql(), [table_id])])
-        row = cursor.fetchone()
-    return (0, 0) if row is None else (row[0], row[1])
+        _execute(cursor, [(_hand_numbers_next_sql(), [table_id])])
+        id_, number, turn = cursor.fetchone()
+    return HandNumbers(id=id_, number=(number or 0) + 1, last_turn=turn or 0)
 
 
 @functools.cache
-def _hand_last_numbers_sql() -> str:
-    number = _column(Hand, "number")
+def _hand_numbers_next_sql() -> str:
+    table, number = _quote(Hand._meta.db_table), _column(Hand, "number")
+    sequence = f"pg_get_serial_sequence('{table}', '{Hand._meta.pk.column}')"
     return (
-        f"SELECT {number}, {_column(Hand, 'turn_version')} "  # noqa: S608
-        f"FROM {_quote(Hand._meta.db_table)} WHERE {_column(Hand, 'table')} = %s "
-        f"ORDER BY {number} DESC LIMIT 1"
+        f"SELECT nextval({sequence}), last.{number}, last.{_column(Hand, 'turn_version')} "  # noqa: S608
+        f"FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT {number}, "
+        f"{_column(Hand, 'turn_version')} FROM {table} WHERE {_column(Hand, 'table')} = %s "
+        f"ORDER BY {number} DESC LIMIT 1) AS last ON TRUE"
     )
 
 
@@ -366,18 +380,20 @@ class Writes:
         values = [f.get_db_prep_save(f.pre_save(instance, False), connection) for f in concrete]
         self._add(sql, [*values, instance.pk], one_row=True)
 
-    def hand_events_insert(self, events: Sequence[HandEvent]) -> None:
-        """`HandEvent.objects.bulk_create(events)` as one statement (ids not read back)."""
-        if not events:
+    def insert(self, instances: Sequence[models.Model], *, with_pk: bool = False) -> None:
+        """`bulk_create(instances)` of one model as one statement (ids not read back):
+        `with_pk`, the rows' ids as set on them (else the database's)."""
+        if not instances:
             return
-        fields = [f for f in HandEvent._meta.concrete_fields if not f.primary_key]
+        model = type(instances[0])
+        fields = _insert_fields(model, with_pk)
         values = [
-            f.get_db_prep_save(f.pre_save(event, True), connection)
-            for event in events
+            f.get_db_prep_save(f.pre_save(instance, True), connection)
+            for instance in instances
             for f in fields
         ]
-        self._add(_insert_sql(HandEvent, len(events)), values, one_row=False)
-        self._inserted.extend(events)
+        self._add(_insert_sql(model, len(instances), with_pk), values, one_row=False)
+        self._inserted.extend(instances)
 
     def _add(self, sql: str, params: list[Any], *, one_row: bool) -> None:
         self._statements.append((sql, params))
@@ -410,9 +426,14 @@ def _update_sql(
     return f"UPDATE {table} SET {assignments} WHERE {pk} = %s", concrete  # noqa: S608
 
 
-@functools.lru_cache(maxsize=64)  # one per number of rows: a command logs a few events
-def _insert_sql(model: type[models.Model], rows: int) -> str:
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+def _insert_fields(model: type[models.Model], with_pk: bool) -> list[models.Field]:
+    return [f for f in model._meta.concrete_fields if with_pk or not f.primary_key]
+
+
+# One per model and number of rows: a command logs a few events, a deal a few players.
+@functools.lru_cache(maxsize=64)
+def _insert_sql(model: type[models.Model], rows: int, with_pk: bool) -> str:
+    fields = _insert_fields(model, with_pk)
     columns = ", ".join(_quote(f.column) for f in fields)
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
     values = ", ".join([row] * rows)

@@ -72,7 +72,7 @@ from tables.messages import (
     TableEvent,
     TableStatusChanged,
 )
-from tables.models import Hand, HandEvent, HandStatus, Seat, Table, TableStatus
+from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table, TableStatus
 from tables.selectors import hand_players_by_seat
 
 logger = logging.getLogger(__name__)
@@ -126,6 +126,8 @@ class TableCommand:
         self._hand = locked.hand
         self._state: HandState | None = None
         self._dealt: dict[int, int] | None = None
+        # Who this command dealt in, when it deals (none of a hand it found).
+        self._hand_players: list[HandPlayer] = []
         self._hand_changed = False
         self._state_changed = False
         self._seat_fields: dict[int, tuple[Seat, set[str]]] = {}
@@ -212,9 +214,14 @@ class TableCommand:
     def save_table(self, *fields: str) -> None:
         self._table_fields.update(fields)
 
-    def hand_begin(self, *, hand: Hand, state: HandState, dealt: dict[int, int]) -> None:
-        """The hand this command just dealt becomes the one it works on."""
-        self._hand, self._state, self._dealt = hand, state, dealt
+    def hand_begin(self, *, hand: Hand, state: HandState, players: list[HandPlayer]) -> None:
+        """The hand this command deals becomes the one it works on; it and who was dealt
+        in are written with the command's other writes, at its end (the hand's id is
+        taken beforehand: rows.hand_numbers_next)."""
+        self._hand, self._state = hand, state
+        self._dealt = {player.seat: player.user_id for player in players}
+        self._hand_players = players
+        self._hand_changed = self._state_changed = True
 
     def save_hand(self) -> None:
         """Save the hand (its state included) at the end of the command."""
@@ -264,10 +271,14 @@ class TableCommand:
         if self._hand_changed and hand is not None:
             if self._state_changed and self._state is not None:
                 hand.state = self._state.to_dict()
-            writes.update(hand, HAND_FIELDS_CHANGING)
+            if self._hand_players:  # dealt by this command
+                writes.insert([hand], with_pk=True)
+                writes.insert(self._hand_players)
+            else:
+                writes.update(hand, HAND_FIELDS_CHANGING)
         for seat, fields in self._seat_fields.values():
             writes.update(seat, sorted(fields))
-        writes.hand_events_insert(self._log)
+        writes.insert(self._log)
         if self._messages:
             first = self.table.event_seq + 1
             messages = [

@@ -56,36 +56,36 @@ def hand_start_if_ready(cmd: TableCommand) -> Hand | None:
     deck = shuffled_deck()
     salt = new_salt()
     commitment = deck_commitment(deck, salt)
-    last_number, last_turn = rows.hand_last_numbers(table.pk)
-    number = last_number + 1
+    numbers = rows.hand_numbers_next(table.pk)
     config = stake_config(stake=table.stake_level)
     state, events = start_hand(
         config,
         plan.entries,
         button=plan.button,
         deck=deck,
-        hand_id=f"{table.id}-{number}",
+        hand_id=f"{table.id}-{numbers.number}",
         kill=kill_for_next_hand(table=table, seats=cmd.seats),
         deck_commitment=commitment,
     )
-    hand = Hand.objects.create(
+    hand = Hand(
+        id=numbers.id,
         table=table,
-        number=number,
-        state=state.to_dict(),
+        number=numbers.number,
         button=plan.button,
         deck_commitment=commitment,
         salt=salt,
         # Turn numbers go on from the last hand, so an action meant for a turn of an
         # earlier hand can never match a turn of this one.
-        turn_version=last_turn,
+        turn_version=numbers.last_turn,
     )
     dealt = {entry.seat: cmd.seat_at(entry.seat).player_id for entry in plan.entries}
     # Who is who in this hand, by user id: the engine state keeps only screen names.
-    HandPlayer.objects.bulk_create(
+    players = [
         HandPlayer(hand=hand, seat=entry.seat, user_id=dealt[entry.seat], screen_name=entry.player)
         for entry in plan.entries
-    )
-    cmd.hand_begin(hand=hand, state=state, dealt=dealt)
+    ]
+    # The hand and its players are written at the command's end, with its other writes.
+    cmd.hand_begin(hand=hand, state=state, players=players)
     for seat in cmd.seats:
         if seat.number in dealt and (seat.status != SeatStatus.ACTIVE or seat.post_big_blind):
             seat.status = SeatStatus.ACTIVE

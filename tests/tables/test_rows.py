@@ -16,8 +16,9 @@ from tables.engine.state import HandState
 from tables.exceptions import TableBusy
 from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table
 from tables.services.command import TableCommand, table_command
+from tables.services.hands import hand_start_due
 from tests.conftest import database_url_for
-from tests.kit import StakeLevelFactory, TableFactory, deal, table_with_players
+from tests.kit import StakeLevelFactory, TableFactory, deal, play_passively, table_with_players
 
 pytestmark = pytest.mark.django_db
 
@@ -168,7 +169,7 @@ def test_events_are_inserted_as_bulk_create_would(dealt):
         for k in range(3)
     ]
     writes = rows.Writes()
-    writes.hand_events_insert(events)
+    writes.insert(events)
     writes.send()
     stored = list(HandEvent.objects.filter(hand=hand, type="probe").order_by("seq"))
     assert HandEvent.objects.filter(hand=hand).count() == before + 3
@@ -184,6 +185,67 @@ def test_events_are_inserted_as_bulk_create_would(dealt):
     }
 
 
+def test_a_hand_and_its_players_are_inserted_with_their_ids_as_save_would(dealt):
+    """A deal writes its hand with the id taken from the sequence beforehand; the ORM's
+    own inserts go on from the ids taken so (no id given twice)."""
+    table, users, _ = dealt
+    numbers = rows.hand_numbers_next(table.pk)
+    assert numbers.number == 2  # the fixture's hand is the first
+    hand = Hand(
+        id=numbers.id,
+        table=table,
+        number=numbers.number,
+        state={"probe": [1]},
+        button=1,
+        deck_commitment="c" * 64,
+        salt="s" * 64,
+        turn_version=numbers.last_turn,
+        status=HandStatus.FINISHED,
+    )
+    players = [
+        HandPlayer(hand=hand, seat=n + 1, user_id=user.id, screen_name=user.username)
+        for n, user in enumerate(users[:2])
+    ]
+    writes = rows.Writes()
+    writes.insert([hand], with_pk=True)
+    writes.insert(players)
+    writes.send()
+    stored = Hand.objects.get(pk=numbers.id)
+    assert fields_of(stored) == {**fields_of(hand), "started_at": stored.started_at}
+    assert stored.started_at is not None and not hand._state.adding
+    assert rows.hand_players_by_seat(stored) == {1: users[0].id, 2: users[1].id}
+    later = Hand.objects.create(
+        table=table, number=3, state={}, button=1, deck_commitment="", salt="", status="finished"
+    )
+    assert later.pk > numbers.id
+    following = rows.hand_numbers_next(table.pk)
+    assert following.id > later.pk and following.number == 4
+
+
+def test_a_deal_writes_its_hand_players_events_seats_and_table_in_one_query(dealt):
+    table, _, hand = dealt
+    play_passively(table)
+    Table.objects.filter(pk=table.pk).update(next_hand_at=None)
+    with CaptureQueriesContext(connection) as queries:
+        dealt_now = hand_start_due(table_id=table.id)
+    assert dealt_now is not None and dealt_now.number == hand.number + 1
+    # In the test's transaction the command runs in a savepoint: its queries are between.
+    assert queries[0]["sql"].startswith("SAVEPOINT") and queries[-1]["sql"].startswith("RELEASE")
+    lock, numbers, writes = (q["sql"] for q in queries[1:-1])
+    assert rows._prepared_name(rows._table_locked_sql()) in lock
+    assert rows._prepared_name(rows._hand_numbers_next_sql()) in numbers
+    stored = Hand.objects.get(pk=dealt_now.pk)
+    assert fields_of(stored) == fields_of(dealt_now)
+    assert HandState.from_dict(stored.state).hand_id == f"{table.id}-{stored.number}"
+    assert rows.hand_players_by_seat(stored) == {
+        s.number: s.player_id for s in Seat.objects.filter(table=table)
+    }
+    assert HandEvent.objects.filter(hand=stored).count() == stored.events_logged > 0
+    seated = len(rows.hand_players_by_seat(stored))
+    assert rows._prepared_name(rows._insert_sql(Hand, 1, True)) in writes
+    assert rows._prepared_name(rows._insert_sql(HandPlayer, seated, False)) in writes
+
+
 def test_a_commands_writes_go_in_one_query_and_one_that_fails_undoes_them_all(dealt):
     """Hand, events and table in one round trip, in order; a row gone in the middle fails
     the whole (the command's transaction rolls back what ran before it)."""
@@ -192,7 +254,7 @@ def test_a_commands_writes_go_in_one_query_and_one_that_fails_undoes_them_all(de
     table.event_seq += 3
     writes = rows.Writes()
     writes.update(hand, ["rake"])
-    writes.hand_events_insert([HandEvent(hand=hand, seq=2000, type="probe", data={})])
+    writes.insert([HandEvent(hand=hand, seq=2000, type="probe", data={})])
     writes.update(table, ["event_seq"])
     with CaptureQueriesContext(connection) as queries:
         writes.send()

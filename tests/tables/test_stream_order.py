@@ -86,7 +86,7 @@ async def test_a_lost_message_leaves_a_gap_for_the_client_to_see():
 
 @pytest.mark.django_db
 def test_hands_are_numbered_on_and_their_turns_go_on_from_the_last_hands(table):
-    # The deal reads the last hand alone (tables/rows.py, `hand_last_numbers`).
+    # The deal reads the last hand alone (tables/rows.py, `hand_numbers_next`).
     heads_up(table)
     seen = []
     for _ in range(3):
