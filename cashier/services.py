@@ -40,13 +40,16 @@ Idempotency
     theirs: client keys go through `cashier.idempotency.client_idempotency_key`
     (``api:<user id>:<command>:<header>``, ``ws:...``, ``web:...``), the room's own keys
     never start with a client channel (``hand:<id>:rake``, ``leave:seat:<id>``). The key
-    is checked after the account locks are held, so two concurrent retries are
-    serialized and the second sees the first. Same key and
-    same parameters: the original result is returned and nothing moves. Same key and
-    other parameters: `IdempotencyKeyReused`. Withdrawal decisions need no key: a
-    withdrawal is decided once (its id is the key), and repeating a decision is a no-op.
+    is claimed by the insert of the movement's transaction, after the account locks are
+    held, so two concurrent retries are serialized and the second finds the first's
+    (a twin on other accounts waits at the insert for the first to commit). Same key and
+    same parameters: the original result is returned and nothing moves, whatever the
+    balances are now. Same key and other parameters: `IdempotencyKeyReused`. Withdrawal
+    decisions need no key: a withdrawal is decided once (its id is the key), and
+    repeating a decision is a no-op.
 """
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -54,7 +57,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -159,9 +162,6 @@ def ledger_post(
     fingerprint = _fingerprint(kind=kind, legs=legs, user=user, hand_id=hand_id)
     with transaction.atomic():
         locked = ledger_accounts_lock(accounts=[leg.account for leg in legs])
-        original = _transaction_replay(idempotency_key=idempotency_key, fingerprint=fingerprint)
-        if original is not None:
-            return Posting(transaction=original, created=False)
         posted = _transaction_write(
             kind=kind,
             legs=legs,
@@ -172,6 +172,9 @@ def ledger_post(
             user=user,
             hand_id=hand_id,
         )
+        if posted is None:
+            original = _transaction_taken(idempotency_key=idempotency_key, fingerprint=fingerprint)
+            return Posting(transaction=original, created=False)
         return Posting(transaction=posted, created=True)
 
 
@@ -198,7 +201,7 @@ def deposit_create(*, user: User, amount: int, idempotency_key: str) -> LedgerTr
         charge = gateway.charge(user=user, amount=amount, idempotency_key=idempotency_key)
         if not charge.approved:
             raise DepositDeclined(charge.reason or "The payment was declined.")
-        return _transaction_write(
+        posted = _transaction_write(
             kind=kind,
             legs=legs,
             locked=locked,
@@ -208,6 +211,11 @@ def deposit_create(*, user: User, amount: int, idempotency_key: str) -> LedgerTr
             user=user,
             external_reference=charge.reference,
         )
+        if posted is None:
+            # Not while keys name their user (a twin locks this wallet too, and is seen by
+            # the look-up above); were it so, the gateway charged once for the key.
+            return _transaction_taken(idempotency_key=idempotency_key, fingerprint=fingerprint)
+        return posted
 
 
 def withdrawal_request(*, user: User, amount: int, idempotency_key: str) -> Withdrawal:
@@ -482,6 +490,15 @@ def _transaction_replay(*, idempotency_key: str, fingerprint: str) -> LedgerTran
     return original
 
 
+def _transaction_taken(*, idempotency_key: str, fingerprint: str) -> LedgerTransaction:
+    """The transaction that holds the key `_transaction_write` found taken: a replay's
+    answer (`IdempotencyKeyReused` if it posted something else)."""
+    original = _transaction_replay(idempotency_key=idempotency_key, fingerprint=fingerprint)
+    if original is None:  # the ledger is append-only: a key once taken stays taken
+        raise RuntimeError(f"the idempotency key {idempotency_key!r} is taken by no transaction")
+    return original
+
+
 def _transaction_write(
     *,
     kind: TransactionKind,
@@ -493,8 +510,26 @@ def _transaction_write(
     user: User | None = None,
     hand_id: int | None = None,
     external_reference: str = "",
-) -> LedgerTransaction:
-    """Write a checked movement. The accounts in `locked` must be locked by the caller."""
+) -> LedgerTransaction | None:
+    """Write a movement, checked; None (nothing written) when its key is taken already.
+    The accounts in `locked` must be locked by the caller, inside a savepoint of its
+    own, which a refusal (`InsufficientFunds`) rolls back, the transaction row with it.
+
+    The key is claimed first, by the insert (`ON CONFLICT DO NOTHING`): a key taken is a
+    replay, answered as the first time whatever the balances are now. A twin request
+    with the key still uncommitted (other accounts, so no lock shared) makes the insert
+    wait for it: once it commits, the key is taken; if it rolls back, ours is written."""
+    posted = LedgerTransaction(
+        kind=kind,
+        memo=memo,
+        idempotency_key=idempotency_key,
+        fingerprint=fingerprint,
+        user=user,
+        hand_id=hand_id,
+        external_reference=external_reference,
+    )
+    if not _transaction_insert(posted):
+        return None
     for leg in legs:
         account = locked[leg.account.pk]
         if account.kind != AccountKind.CLEARING and account.balance + leg.amount < 0:
@@ -502,32 +537,57 @@ def _transaction_write(
                 f"Not enough chips: the {account} holds {account.balance} cents "
                 f"and {-leg.amount} are needed."
             )
-    try:
-        # A savepoint: a twin request with the same key and other accounts (so no shared
-        # lock) may have committed since our check; the unique key then stops us here.
-        with transaction.atomic():
-            posted = LedgerTransaction.objects.create(
-                kind=kind,
-                memo=memo,
-                idempotency_key=idempotency_key,
-                fingerprint=fingerprint,
-                user=user,
-                hand_id=hand_id,
-                external_reference=external_reference,
-            )
-    except IntegrityError:
-        _transaction_replay(idempotency_key=idempotency_key, fingerprint=fingerprint)
-        raise
     LedgerEntry.objects.bulk_create(
         LedgerEntry(transaction=posted, account_id=leg.account.pk, amount=leg.amount)
         for leg in legs
     )
-    for leg in legs:
-        _balance_apply(account=locked[leg.account.pk], amount=leg.amount)
+    _balances_apply(locked=locked, legs=legs)
     return posted
 
 
-def _balance_apply(*, account: LedgerAccount, amount: int) -> None:
-    """Update the cached balance of a locked account."""
-    account.balance += amount
-    account.save(update_fields=["balance"])
+def _transaction_insert(posted: LedgerTransaction) -> bool:
+    """INSERT the transaction unless its idempotency key is taken; whether it was (its
+    id is then set, as `save` sets it)."""
+    fields = [f for f in LedgerTransaction._meta.concrete_fields if not f.primary_key]
+    values = [f.get_db_prep_save(f.pre_save(posted, True), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(_transaction_insert_sql(), values)
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    posted.pk = row[0]
+    posted._state.adding = False
+    posted._state.db = connection.alias
+    return True
+
+
+@functools.cache
+def _transaction_insert_sql() -> str:
+    quote = connection.ops.quote_name
+    meta = LedgerTransaction._meta
+    fields = [f for f in meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(quote(f.column) for f in fields)
+    placeholders = ", ".join(["%s"] * len(fields))
+    key = quote(meta.get_field("idempotency_key").column)
+    return (
+        f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders}) "  # noqa: S608
+        f"ON CONFLICT ({key}) DO NOTHING RETURNING {quote(meta.pk.column)}"
+    )
+
+
+def _balances_apply(*, locked: dict[int, LedgerAccount], legs: Sequence[Leg]) -> None:
+    """Add each leg to the cached balance of its (locked) account, in one statement."""
+    quote, meta = connection.ops.quote_name, LedgerAccount._meta
+    table, pk = quote(meta.db_table), quote(meta.pk.column)
+    balance = quote(meta.get_field("balance").column)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} AS account SET {balance} = account.{balance} + leg.amount "  # noqa: S608
+            "FROM (SELECT unnest(%s::bigint[]) AS id, unnest(%s::bigint[]) AS amount) AS leg "
+            f"WHERE account.{pk} = leg.id",
+            [[leg.account.pk for leg in legs], [leg.amount for leg in legs]],
+        )
+        if cursor.rowcount != len(legs):
+            raise RuntimeError(f"{len(legs)} balances to update, {cursor.rowcount} updated")
+    for leg in legs:
+        locked[leg.account.pk].balance += leg.amount

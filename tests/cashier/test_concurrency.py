@@ -9,10 +9,11 @@ from collections.abc import Callable
 
 import pytest
 
-from cashier.exceptions import CashierError, InsufficientFunds
+from cashier.exceptions import CashierError, IdempotencyKeyReused, InsufficientFunds
 from cashier.models import LedgerTransaction
 from cashier.selectors import wallet_balance
 from cashier.services import (
+    Posting,
     deposit_create,
     table_account_ensure,
     table_buy_in,
@@ -83,4 +84,31 @@ def test_one_key_sent_by_many_threads_moves_money_once():
     assert len({result.pk for result in results}) == 1
     assert LedgerTransaction.objects.filter(idempotency_key="retry").count() == 1
     assert wallet_balance(user=player) == 4_000
+    assert ledger_consistent()
+
+
+def test_one_key_sent_at_once_for_movements_sharing_no_account_moves_money_once():
+    """No lock in common: the first insert claims the key, the others wait for it to
+    commit and are then refused as a key reused, with nothing moved."""
+    players = [UserFactory() for _ in range(THREADS)]
+    tables = [
+        table_account_ensure(reference=f"table:key{i}", name=f"Key {i}") for i in range(THREADS)
+    ]
+    for i, player in enumerate(players):
+        deposit_create(user=player, amount=1_000, idempotency_key=f"seed{i}")
+
+    results = run_together(
+        [
+            lambda i=i: table_buy_in(
+                user=players[i], account=tables[i], amount=400, idempotency_key="one key"
+            )
+            for i in range(THREADS)
+        ]
+    )
+
+    winners = [r for r in results if isinstance(r, Posting)]
+    assert len(winners) == 1 and winners[0].created, results
+    assert all(isinstance(r, IdempotencyKeyReused) for r in results if r not in winners), results
+    assert sorted(wallet_balance(user=p) for p in players) == [600] + [1_000] * (THREADS - 1)
+    assert LedgerTransaction.objects.filter(idempotency_key="one key").count() == 1
     assert ledger_consistent()

@@ -247,19 +247,18 @@ def test_a_failure_in_the_middle_leaves_nothing_half_done(
     before = ledger_state()
     from cashier import services
 
-    real_apply = services._balance_apply
+    real_apply = services._balances_apply
     calls = []
 
-    def crash_on_second_leg(*, account, amount):
-        calls.append(account.pk)
-        if len(calls) == 2:
-            raise RuntimeError("the server lost power")
-        real_apply(account=account, amount=amount)
+    def crash_after_the_balances(*, locked, legs):
+        calls.append([leg.account.pk for leg in legs])
+        real_apply(locked=locked, legs=legs)
+        raise RuntimeError("the server lost power")
 
-    monkeypatch.setattr(services, "_balance_apply", crash_on_second_leg)
+    monkeypatch.setattr(services, "_balances_apply", crash_after_the_balances)
     with pytest.raises(RuntimeError):
         table_buy_in(user=player, account=table_account, amount=4_000, idempotency_key="b")
-    assert len(calls) == 2  # the wallet was debited and the transaction written, then...
+    assert len(calls) == 1  # the transaction, its legs and the balances written, then...
     assert ledger_state() == before  # ...all of it was rolled back
     assert not LedgerTransaction.objects.filter(idempotency_key="b").exists()
     monkeypatch.undo()
@@ -298,8 +297,8 @@ def test_a_buy_in_costs_a_fixed_number_of_queries(
     player, table_account, fund, django_assert_num_queries
 ):
     fund(player, 10_000)
-    # 1 wallet look-up (the caller passes the table's account), 1 locking read, 1 key
-    # check, 1 insert of the transaction and 1 of both legs, 2 balance updates: 7; and
-    # 3 savepoints, each made and released.
-    with django_assert_num_queries(13):
+    # 1 wallet look-up (the caller passes the table's account), 1 locking read, 1 insert
+    # of the transaction (which claims the key) and 1 of both legs, 1 update of both
+    # balances: 5; and 2 savepoints, each made and released.
+    with django_assert_num_queries(9):
         table_buy_in(user=player, account=table_account, amount=1_000, idempotency_key="b")
