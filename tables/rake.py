@@ -5,10 +5,10 @@ The ledger moves each hand's rake from the table's account to the house
 hands and their players (the cashier knows nothing of tables), attributes it and sums it
 up; players are always found by user id (`HandPlayer.user_id`), never by screen name:
 
-- `rake_contributions_record` stores each player's share of a hand's rake as the engine
+- `rake_contributions` gives each player's share of a hand's rake as the engine
   computed it (`HandResult.contributed_rake`: proportional to what each put in the pots,
   floored, left-over cents to the largest contributors, finer point 13). The tables layer
-  calls it while settling the hand, in the same transaction as the rake posting, so a
+  writes them while settling the hand, in the same transaction as the rake posting, so a
   hand's contributions exist exactly when its rake does. The audit check
   ``rake_contributions_match_hands`` (tables/audit.py) verifies that they sum to it.
 - `rake_report_build` rebuilds the report of one UTC day from the hands that ended that
@@ -42,31 +42,25 @@ from tables.models import (
 _REPORT_LOCK_NAMESPACE = 0x5241_4B45  # "RAKE"
 
 
-def rake_contributions_record(
+def rake_contributions(
     *, hand: Hand, state: HandState, players: Mapping[int, int]
 ) -> list[RakeContribution]:
-    """Store the non-zero rake shares of a finished hand, one row per player.
+    """The non-zero rake shares of a finished hand, one row per player, to be written in
+    the transaction that settles it (the settling command writes them with its others).
 
-    Called inside the transaction that settles the hand; each share goes to the user
-    dealt in at its seat: `players`, seat -> user id, as the settling command knows them
-    (`TableCommand.dealt`, from the deal's `HandPlayer` rows; by user id, never by screen
-    name, which may have been renamed and taken by someone else since the hand was dealt).
+    Each share goes to the user dealt in at its seat: `players`, seat -> user id, as the
+    settling command knows them (`TableCommand.dealt`, from the deal's `HandPlayer` rows;
+    by user id, never by screen name, which may have been renamed and taken by someone
+    else since the hand was dealt).
     """
     result = state.result
     if result is None:
         raise ValueError("only a finished hand has contributed rake")
-    shares = {
-        seat: amount
+    return [
+        RakeContribution(hand=hand, player_id=players[seat], seat=seat, amount=amount)
         for seat, amount in zip(state.seats, result.contributed_rake, strict=True)
         if amount
-    }
-    if not shares:
-        return []
-    rows = [
-        RakeContribution(hand=hand, player_id=players[seat], seat=seat, amount=amount)
-        for seat, amount in shares.items()
     ]
-    return RakeContribution.objects.bulk_create(rows)
 
 
 def day_bounds(*, day: datetime.date) -> tuple[datetime.datetime, datetime.datetime]:

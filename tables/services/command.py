@@ -8,10 +8,11 @@
    (read with the lock, in one query), and that hand's engine state, parsed once and only
    when asked for;
 3. lets the body check (raise a `TableError` and nothing happened) and then apply: engine
-   actions (`apply`), saves (`save_seat`, `save_table`, `save_hand`), messages (`emit`) and
-   notes for one player (`note`);
-4. writes it all at the end, in one query: the hand and its state once, the changed
-   seats, the hand's event log, the table row with its new stream version; and after the
+   actions (`apply`), saves (`save_seat`, `save_table`, `save_hand`, `insert`), messages
+   (`emit`) and notes for one player (`note`);
+4. writes it all at the end, in one query: the hand and its state once (a deal's new hand
+   with its players), the changed seats, the hand's event log, the rows inserted (a
+   settled hand's rake shares), the table row with its new stream version; and after the
    commit publishes the command's messages, numbered, in one message of the table's feed.
 
 Adding a command is one short function: check, then apply and emit.
@@ -52,7 +53,14 @@ from typing import Concatenate, ParamSpec, TypeVar
 import psycopg.errors
 import redis.exceptions
 from django.conf import settings
-from django.db import DatabaseError, DataError, InterfaceError, OperationalError, transaction
+from django.db import (
+    DatabaseError,
+    DataError,
+    InterfaceError,
+    OperationalError,
+    models,
+    transaction,
+)
 from kombu.exceptions import OperationalError as BrokerError
 
 from accounts.models import User
@@ -133,6 +141,7 @@ class TableCommand:
         self._seat_fields: dict[int, tuple[Seat, set[str]]] = {}
         self._table_fields: set[str] = set()
         self._log: list[HandEvent] = []
+        self._inserts: list[list[models.Model]] = []
         self._messages: list[tuple[Body, dict[int, Body]]] = []
         # Whether what this command publishes shows the table working (see above).
         self.moves_on = True
@@ -227,6 +236,12 @@ class TableCommand:
         """Save the hand (its state included) at the end of the command."""
         self._hand_changed = True
 
+    def insert(self, instances: list[models.Model]) -> None:
+        """Rows of one model to insert with the command's other writes, at its end (this
+        command does not read them back)."""
+        if instances:
+            self._inserts.append(instances)
+
     def apply(self, action: Action) -> list[Event]:
         """Apply an action to the hand (the engine may refuse it: `IllegalAction`)."""
         events = apply_in_place(self.state, action)
@@ -279,6 +294,8 @@ class TableCommand:
         for seat, fields in self._seat_fields.values():
             writes.update(seat, sorted(fields))
         writes.insert(self._log)
+        for instances in self._inserts:
+            writes.insert(instances)
         if self._messages:
             first = self.table.event_seq + 1
             messages = [

@@ -28,7 +28,7 @@ from tables.hand_helper import shown_hands
 from tables.ledger import table_account_ensure
 from tables.messages import AdvanceNote, RunTwiceAsk, SeatLeft, ShowdownHands, Turn
 from tables.models import Departure, Hand, HandPlayer, HandStatus, Seat, SeatStatus, TableStatus
-from tables.rake import rake_contributions_record
+from tables.rake import rake_contributions
 from tables.services.blind_options import (
     blind_options_note,
     blind_requests_answer,
@@ -277,7 +277,7 @@ def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
         cashier.hand_rake_collect(
             account=table_account_ensure(table=table), amount=result.rake, hand_id=hand.id
         )
-        rake_contributions_record(hand=hand, state=state, players=cmd.dealt)
+        cmd.insert(rake_contributions(hand=hand, state=state, players=cmd.dealt))
     final = dict(zip(state.seats, state.stacks, strict=True))
     dealt = [s for s in cmd.seats if cmd.dealt.get(s.number) == s.player_id]
     for seat in dealt:
