@@ -50,7 +50,9 @@ Invariants, and where they live
     - ``idempotency_key`` is unique, so a retried request cannot post twice.
 
     In the posting service (`cashier.services`): the same balance rule (checked before
-    writing, to give a clear error), row locks, and idempotency.
+    any leg or balance is written, to give a clear error; a refusal rolls back the
+    movement's transaction row, written first to claim its key), row locks, and
+    idempotency.
 
 Cached balances
     `LedgerAccount.balance` caches the sum of the account's legs so that funds can be

@@ -20,8 +20,10 @@ Transactions
 
 Locking policy
     A movement locks every ledger account it touches with `SELECT ... FOR UPDATE`, all in
-    one statement, in ascending account id; it then reads the cached balances, checks
-    funds, and writes. Locks are held to the end of the outermost transaction. Withdrawal
+    one statement, in ascending account id; it then claims its idempotency key (the
+    insert of its transaction row), checks funds against the cached balances (a refusal
+    rolls back to its savepoint, that row with it), and writes the legs and balances.
+    Locks are held to the end of the outermost transaction. Withdrawal
     services first lock the `Withdrawal` row, then the accounts. Room-wide, the order is:
     table row -> seats (by seat number) -> withdrawal row -> ledger accounts (by id).
     These services never lock a table or seat row.
@@ -212,8 +214,10 @@ def deposit_create(*, user: User, amount: int, idempotency_key: str) -> LedgerTr
             external_reference=charge.reference,
         )
         if posted is None:
-            # Not while keys name their user (a twin locks this wallet too, and is seen by
-            # the look-up above); were it so, the gateway charged once for the key.
+            # Unreachable while keys name their user and command (a twin locks this wallet
+            # too and is found by the look-up above). Were it reached, the gateway has
+            # charged: a twin's own deposit is returned; a key that posted anything else
+            # raises IdempotencyKeyReused with the charge made, to be refunded by hand.
             return _transaction_taken(idempotency_key=idempotency_key, fingerprint=fingerprint)
         return posted
 

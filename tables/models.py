@@ -322,7 +322,9 @@ class Hand(models.Model):
     turn_bonus_used = models.BooleanField(default=False)
     events_logged = models.PositiveIntegerField(default=0)
     rake = models.BigIntegerField(default=0)
-    started_at = models.DateTimeField(auto_now_add=True)
+    # Set by the deal (its rows are written at the end of the deal's command, which may
+    # settle the hand too: stamped then, a hand would end before it started).
+    started_at = models.DateTimeField(default=timezone.now, editable=False)
     ended_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

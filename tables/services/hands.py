@@ -77,6 +77,7 @@ def hand_start_if_ready(cmd: TableCommand) -> Hand | None:
         # Turn numbers go on from the last hand, so an action meant for a turn of an
         # earlier hand can never match a turn of this one.
         turn_version=numbers.last_turn,
+        started_at=now,
     )
     dealt = {entry.seat: cmd.seat_at(entry.seat).player_id for entry in plan.entries}
     # Who is who in this hand, by user id: the engine state keeps only screen names.

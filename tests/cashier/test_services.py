@@ -240,6 +240,24 @@ def test_no_buy_in_beyond_the_wallet_nor_cash_out_beyond_the_table(player, table
         hand_rake_collect(account=table_account, amount=1_001, hand_id=5)
 
 
+def test_a_movement_replayed_with_the_wallet_empty_is_answered_as_the_first_time(
+    player, table_account, fund, ledger_state
+):
+    """The key is claimed before the funds are checked: a replay never meets the check
+    (the wallet emptied by its own first request), and a refusal claims no key."""
+    fund(player, 1_000)
+    with pytest.raises(InsufficientFunds):
+        table_buy_in(user=player, account=table_account, amount=1_001, idempotency_key="b")
+    first = table_buy_in(user=player, account=table_account, amount=1_000, idempotency_key="b")
+    assert first.created and wallet_balance(user=player) == 0
+    after = ledger_state()
+    replay = table_buy_in(user=player, account=table_account, amount=1_000, idempotency_key="b")
+    assert not replay.created and replay.transaction.pk == first.transaction.pk
+    with pytest.raises(IdempotencyKeyReused):
+        table_buy_in(user=player, account=table_account, amount=999, idempotency_key="b")
+    assert ledger_state() == after
+
+
 def test_a_failure_in_the_middle_leaves_nothing_half_done(
     player, table_account, fund, ledger_state, monkeypatch
 ):

@@ -11,14 +11,23 @@ from django.db import DatabaseError, OperationalError, connection, connections, 
 from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
+from cashier.models import LedgerTransaction
 from tables import rows
 from tables.engine.state import HandState
 from tables.exceptions import TableBusy
-from tables.models import Hand, HandEvent, HandPlayer, HandStatus, Seat, Table
+from tables.models import Hand, HandEvent, HandPlayer, HandStatus, RakeContribution, Seat, Table
 from tables.services.command import TableCommand, table_command
 from tables.services.hands import hand_start_due
 from tests.conftest import database_url_for
-from tests.kit import StakeLevelFactory, TableFactory, deal, play_passively, table_with_players
+from tests.kit import (
+    StakeLevelFactory,
+    TableFactory,
+    deal,
+    funded_player,
+    play_passively,
+    sit,
+    table_with_players,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -244,6 +253,32 @@ def test_a_deal_writes_its_hand_players_events_seats_and_table_in_one_query(deal
     seated = len(rows.hand_players_by_seat(stored))
     assert rows._prepared_name(rows._insert_sql(Hand, 1, True)) in writes
     assert rows._prepared_name(rows._insert_sql(HandPlayer, seated, False)) in writes
+
+
+@pytest.mark.parametrize("stacks", [(100, 100), (100, 5_000), (5_000, 100)])
+def test_a_hand_dealt_and_settled_by_one_command_is_written_whole(stacks):
+    """All in from the blinds: the deal's command settles the hand too, posting its rake
+    under the id of a hand whose row it writes at its end, with the hand's players and
+    rake shares (finer point 17)."""
+    stake = StakeLevelFactory(buy_in_min=100, buy_in_max=10_000)  # 1/2: 100 and 200
+    table, _ = table_with_players(stake, count=0)
+    users = [funded_player(), funded_player()]
+    for number, (user, stack) in enumerate(zip(users, stacks, strict=True), start=1):
+        sit(table, user, number, buy_in=stack)
+    hand = deal(table)
+    assert hand is not None
+    stored = Hand.objects.get(pk=hand.pk)
+    assert stored.status == HandStatus.FINISHED and stored.turn_deadline is None
+    assert stored.started_at <= stored.ended_at
+    assert HandEvent.objects.filter(hand=stored).count() == stored.events_logged > 0
+    assert rows.hand_players_by_seat(stored) == {1: users[0].id, 2: users[1].id}
+    assert stored.rake > 0
+    shares = RakeContribution.objects.filter(hand=stored)
+    assert sum(share.amount for share in shares) == stored.rake
+    assert {share.player_id for share in shares} <= {users[0].id, users[1].id}
+    (rake,) = LedgerTransaction.objects.filter(hand_id=stored.pk)
+    assert rake.idempotency_key == f"hand:{stored.pk}:rake"
+    assert rake.created_at >= stored.started_at
 
 
 def test_a_commands_writes_go_in_one_query_and_one_that_fails_undoes_them_all(dealt):
