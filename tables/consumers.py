@@ -37,6 +37,15 @@ closed with 4429 (too many sockets or too fast: try again later) and does nothin
 a frame when that bucket is empty gets `rate_limited`, as over this socket's own. After
 the server closes a socket (4404, 4429, 1013) nothing the client sends is read.
 
+A socket's commands run in order, one at a time, in a task of their own beside the
+socket's loop (`_command_lane`): the table's stream keeps reaching the socket while one
+of its commands waits for the database thread. Run in the loop, a `sit_out` queued
+behind a burst of other sockets' commands held back the player's turn notice with it,
+and the turn's clock ran out before the player saw it (the load test's wind-down, issue
+#15). At most `COMMANDS_PENDING` wait; past that the socket's frames are read no more
+until one is done, as before. A `snapshot` holds the stream back while it is read, so
+that the stream goes on from the version it shows.
+
 Ordering: commands on a table are serialised by its row lock, so versions follow commit
 order; but each process publishes after its own commit, so two messages can reach the
 table's feed in the wrong order. The consumer puts them back in order, waiting up to
@@ -85,6 +94,8 @@ REORDER_WAIT = 0.5
 MAX_FRAME_CHARS = 4096
 # Per-connection token bucket: a burst of RATE_BURST commands, refilled at RATE_PER_SECOND.
 RATE_BURST = 20
+# A socket's commands waiting for their turn in its lane, at most (then its frames wait).
+COMMANDS_PENDING = 4
 RATE_PER_SECOND = 10.0
 # A socket over its viewer's cap, or a connect with no token left (tables/viewer_limits.py):
 # too many sockets or too fast, try again later.
@@ -113,10 +124,20 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.channel_name = await self.channel_layer.new_channel()
         self.server_send = send
-        with contextlib.suppress(StopConsumer):
-            await dispatch_from_queue(
-                receive=receive, queue=self.inbox, dispatch=self.dispatch, frames_at_once=RATE_BURST
-            )
+        self.commands: asyncio.Queue[Any] = asyncio.Queue(maxsize=COMMANDS_PENDING)
+        self.command_lane: asyncio.Task[None] | None = None
+        self.snapshot_lock = asyncio.Lock()
+        try:
+            with contextlib.suppress(StopConsumer):
+                await dispatch_from_queue(
+                    receive=receive,
+                    queue=self.inbox,
+                    dispatch=self.dispatch,
+                    frames_at_once=RATE_BURST,
+                )
+        finally:
+            if self.command_lane is not None:
+                self.command_lane.cancel()
 
     async def base_send(self, message: dict[str, Any]) -> None:
         """Send to the socket; a socket closed meanwhile takes nothing more.
@@ -230,6 +251,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         self._stop_waiting()
         self._give_back_place()
+        # The commands sent before the close are carried out before it is handled (a
+        # drop recorded after the `act` that came first), as when they ran in the loop.
+        await self.commands.join()
         if not hasattr(self, "table_id"):
             return
         if getattr(self, "following", False):
@@ -263,13 +287,21 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             logger.exception("table %s: recording the drop of %s failed", self.table_id, user_id)
 
     async def send_snapshot(self) -> bool:
-        """Send the table as it is now; returns whether the viewer is seated in it."""
-        snapshot = await on_database_thread(self._snapshot)
-        await self.send_json(snapshot)
-        self.version = snapshot["v"]
-        self.early = {v: body for v, body in self.early.items() if v > self.version}
-        await self._send_in_order()
-        return snapshot["you"] is not None
+        """Send the table as it is now; returns whether the viewer is seated in it.
+
+        The stream's messages are held back meanwhile (kept in `early`), then passed on
+        from the snapshot's version: one sent while the snapshot was read would reach the
+        client before it, and be missing from the stream after it. One snapshot at a
+        time (the lane's and a resync's)."""
+        async with self.snapshot_lock:
+            self._stop_waiting()
+            self.version = None
+            snapshot = await on_database_thread(self._snapshot)
+            await self.send_json(snapshot)
+            self.version = snapshot["v"]
+            self.early = {v: body for v, body in self.early.items() if v > self.version}
+            await self._send_in_order()
+            return snapshot["you"] is not None
 
     def _snapshot(self) -> dict[str, Any]:
         # One moment of the table: its version `v` and everything shown at `v` are read
@@ -320,6 +352,23 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.receive_json(content)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        """A command, to the socket's lane (waiting here while `COMMANDS_PENDING` do)."""
+        if self.command_lane is None:
+            self.command_lane = asyncio.get_running_loop().create_task(self._command_lane())
+        await self.commands.put(content)
+
+    async def _command_lane(self) -> None:
+        """Carry out the socket's commands, in the order they came, one at a time."""
+        while True:
+            content = await self.commands.get()
+            try:
+                if not self.closing:  # closed by the server: nothing more is carried out
+                    await self._command_answered(content)
+            finally:
+                self.commands.task_done()
+
+    async def _command_answered(self, content: Any) -> None:
+        """Carry out one command and answer it: an ack or an error, never an exception."""
         seq = content.get("seq") if isinstance(content, dict) else None
         try:
             await self._command(content)

@@ -21,6 +21,7 @@ task; the restart test waits at most a third of `group_refresh_interval` (60 s).
 """
 
 import asyncio
+import threading
 
 import pytest
 from channels.db import database_sync_to_async as db
@@ -28,10 +29,12 @@ from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
+from django.db import connections, transaction
 
 from poker_room.routing import websocket_urlpatterns
-from tables import consumers
-from tables.events import player_presence_group
+from tables import consumers, events
+from tables.bots.player import frame_messages
+from tables.events import TableMessage, player_presence_group
 from tables.models import Seat
 from tests.kit import TableFactory
 from tests.tables.test_consumer_hardening import answered, connected, heads_up_hand
@@ -184,3 +187,39 @@ async def test_a_burst_of_frames_does_not_hold_the_event_loop(table):
     await other
     await ws.disconnect()
     assert max(steps) <= consumers.RATE_BURST, f"{max(steps)} frames handled in one turn"
+
+
+async def test_the_stream_reaches_a_socket_while_its_own_command_waits(table, settings):
+    """A player's command waiting for the table's lock (held here by another transaction,
+    as a burst of other commands would hold the database thread) does not hold back the
+    table's stream on their socket: their turn would come while they cannot see it."""
+    settings.TABLE_LOCK_TIMEOUT_MS = 4_000
+    actor, _ = await db(heads_up_hand)(table)
+    client = await connected(actor, table.id)
+    await client.drain()
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_table_lock() -> None:
+        with connections["default"].cursor() as cursor, transaction.atomic():
+            cursor.execute("SELECT id FROM tables_table WHERE id = %s FOR UPDATE", [table.id])
+            locked.set()
+            release.wait(10)
+        connections["default"].close()
+
+    holder = asyncio.get_running_loop().run_in_executor(None, hold_the_table_lock)
+    assert await asyncio.to_thread(locked.wait, 10)
+    client.seq += 1
+    await client.ws.send_json_to({"cmd": "sit_out", "seq": client.seq})
+    await publish_probe(table.id, client.version + 1)
+    streamed = frame_messages(await client.ws.receive_json_from(timeout=3))
+    assert [m["type"] for m in streamed] == ["probe"]  # before the sit_out's answer
+    release.set()
+    await holder
+    answer = await client.ws.receive_json_from(timeout=10)
+    assert answer == {"type": "ack", "seq": client.seq}
+    await client.ws.disconnect()
+
+
+async def publish_probe(table_id: int, version: int) -> None:
+    # Through the table's feed, as a command publishes (a sync call, after the commit).
+    await asyncio.to_thread(events._publish, table_id, [TableMessage(version, {"type": "probe"})])
