@@ -42,9 +42,13 @@ socket's loop (`_command_lane`): the table's stream keeps reaching the socket wh
 of its commands waits for the database thread. Run in the loop, a `sit_out` queued
 behind a burst of other sockets' commands held back the player's turn notice with it,
 and the turn's clock ran out before the player saw it (the load test's wind-down, issue
-#15). At most `COMMANDS_PENDING` wait; past that the socket's frames are read no more
-until one is done, as before. A `snapshot` holds the stream back while it is read, so
-that the stream goes on from the version it shows.
+#15). A decision (`act`, `run_twice`: `on_clock`) does not wait in the lane: it goes to
+the database thread at once, where decisions go first (tables/hop_order.py), ahead of
+the socket's own `sit_out` still waiting there. Commands are numbered (`seq`) as they
+come, whichever runs first. At most `COMMANDS_PENDING` wait in the lane, and as many
+decisions; past that the socket's frames are read no more until one is done. A
+`snapshot` holds the stream back while it is read, so that the stream goes on from the
+version it shows.
 
 Ordering: commands on a table are serialised by its row lock, so versions follow commit
 order; but each process publishes after its own commit, so two messages can reach the
@@ -126,6 +130,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.server_send = send
         self.commands: asyncio.Queue[Any] = asyncio.Queue(maxsize=COMMANDS_PENDING)
         self.command_lane: asyncio.Task[None] | None = None
+        self.overtaking: set[asyncio.Task[None]] = set()  # decisions ahead of the lane
         self.snapshot_lock = asyncio.Lock()
         try:
             with contextlib.suppress(StopConsumer):
@@ -136,8 +141,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                     frames_at_once=RATE_BURST,
                 )
         finally:
-            if self.command_lane is not None:
-                self.command_lane.cancel()
+            for task in (self.command_lane, *self.overtaking):
+                if task is not None:
+                    task.cancel()
 
     async def base_send(self, message: dict[str, Any]) -> None:
         """Send to the socket; a socket closed meanwhile takes nothing more.
@@ -254,6 +260,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # The commands sent before the close are carried out before it is handled (a
         # drop recorded after the `act` that came first), as when they ran in the loop.
         await self.commands.join()
+        if self.overtaking:
+            await asyncio.wait(set(self.overtaking))
         if not hasattr(self, "table_id"):
             return
         if getattr(self, "following", False):
@@ -352,10 +360,34 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.receive_json(content)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        """A command, to the socket's lane (waiting here while `COMMANDS_PENDING` do)."""
+        """A command, numbered in the order it came, to the socket's lane (waiting here
+        while `COMMANDS_PENDING` do); a decision goes ahead of the lane's commands."""
+        try:
+            self._sequence(content)
+        except CommandError as exc:
+            seq = content.get("seq") if isinstance(content, dict) else None
+            await self._send_error(seq, exc.code, exc.message)
+            return
+        command = COMMANDS.get(content["cmd"])
+        if command is not None and command.on_clock and len(self.overtaking) < COMMANDS_PENDING:
+            task = asyncio.get_running_loop().create_task(self._command_answered(content))
+            self.overtaking.add(task)
+            task.add_done_callback(self.overtaking.discard)
+            return
         if self.command_lane is None:
             self.command_lane = asyncio.get_running_loop().create_task(self._command_lane())
         await self.commands.put(content)
+
+    def _sequence(self, content: Any) -> None:
+        """Check the command's shape and `seq` (newer than the last), and take its number."""
+        if not isinstance(content, dict) or not isinstance(content.get("cmd"), str):
+            raise CommandError("malformed", 'A command is a JSON object with "cmd" and "seq".')
+        seq = content.get("seq")
+        if type(seq) is not int:
+            raise CommandError("malformed", '"seq" must be a whole number.')
+        if seq <= self.last_seq:
+            raise CommandError("stale", f"Command {seq} is not newer than {self.last_seq}.")
+        self.last_seq = seq
 
     async def _command_lane(self) -> None:
         """Carry out the socket's commands, in the order they came, one at a time."""
@@ -409,15 +441,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def _send_error(self, seq: Any, code: str, message: str) -> None:
         await self.send_json({"type": "error", "seq": seq, "code": code, "message": message})
 
-    async def _command(self, content: Any) -> None:
-        if not isinstance(content, dict) or not isinstance(content.get("cmd"), str):
-            raise CommandError("malformed", 'A command is a JSON object with "cmd" and "seq".')
-        seq = content.get("seq")
-        if type(seq) is not int:
-            raise CommandError("malformed", '"seq" must be a whole number.')
-        if seq <= self.last_seq:
-            raise CommandError("stale", f"Command {seq} is not newer than {self.last_seq}.")
-        self.last_seq = seq
+    async def _command(self, content: dict[str, Any]) -> None:
         cls = COMMANDS.get(content["cmd"])
         if cls is None:
             raise CommandError("unknown_command", f"Unknown command {content['cmd']!r}.")

@@ -13,8 +13,9 @@ So the hops wait here, on the event loop, and at most `DEPTH` of them are handed
 thread at once: enough that the thread never idles while the loop is busy handing it the
 next, few enough that a hop asked for later but more urgent overtakes all the others
 still waiting. Within an urgency the order is first come, first served. A socket's own
-commands are carried out one after another (poker_room/socket_loop.py), so nothing here
-reorders one client's commands; hops of different sockets never had an order to keep.
+commands are carried out one after another, but for its decisions, which go ahead of
+its other commands still waiting (tables/consumers.py): a player's `act` must not wait
+behind the `sit_out` they clicked a moment before it either.
 
 The one rule this bends: while decisions alone fill the thread, the rest waits. A room
 in that state is past its capacity whatever the order, and seats no one meanwhile.

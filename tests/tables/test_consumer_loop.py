@@ -32,9 +32,11 @@ from django.contrib.auth.models import AnonymousUser
 from django.db import connections, transaction
 
 from poker_room.routing import websocket_urlpatterns
-from tables import consumers, events
+from tables import consumers, events, hop_order
 from tables.bots.player import frame_messages
+from tables.capacity import on_database_thread
 from tables.events import TableMessage, player_presence_group
+from tables.hop_order import Urgency
 from tables.models import Seat
 from tests.kit import TableFactory
 from tests.tables.test_consumer_hardening import answered, connected, heads_up_hand
@@ -223,3 +225,32 @@ async def test_the_stream_reaches_a_socket_while_its_own_command_waits(table, se
 async def publish_probe(table_id: int, version: int) -> None:
     # Through the table's feed, as a command publishes (a sync call, after the commit).
     await asyncio.to_thread(events._publish, table_id, [TableMessage(version, {"type": "probe"})])
+
+
+async def test_a_decision_goes_ahead_of_the_sockets_own_command_still_waiting(table):
+    """The database thread busy (as in a burst of every player's sit-out and leave): a
+    player's `sit_out`, then their `act`. The act is carried out first, not after the
+    sit_out it came behind (whose wait ran the turn's clock out, issue #15)."""
+    actor, hand = await db(heads_up_hand)(table)
+    client = await connected(actor, table.id)
+    await client.drain()
+    release = threading.Event()
+    blockers = [
+        asyncio.ensure_future(on_database_thread(release.wait, 10, urgency=Urgency.TABLE))
+        for _ in range(hop_order.DEPTH)  # the hops the thread takes at once
+    ]
+    await asyncio.sleep(0)
+    await client.ws.send_json_to({"cmd": "sit_out", "seq": 1})
+    act = {"cmd": "act", "seq": 2, "action": "call", "turn": hand.turn_version}
+    await client.ws.send_json_to(act)
+    release.set()
+    await asyncio.gather(*blockers)
+    answers = []
+    while len(answers) < 2:
+        for message in frame_messages(await client.ws.receive_json_from(timeout=10)):
+            if message["type"] in ("ack", "error"):
+                answers.append((message["seq"], message["type"]))
+    assert answers == [(2, "ack"), (1, "ack")]
+    seat = await db(Seat.objects.get)(table=table, player=actor)
+    assert seat.sit_out_after_hand
+    await client.ws.disconnect()
