@@ -38,17 +38,19 @@ a frame when that bucket is empty gets `rate_limited`, as over this socket's own
 the server closes a socket (4404, 4429, 1013) nothing the client sends is read.
 
 A socket's commands run in order, one at a time, in a task of their own beside the
-socket's loop (`_command_lane`): the table's stream keeps reaching the socket while one
+socket's loop (a lane, `_lane`): the table's stream keeps reaching the socket while one
 of its commands waits for the database thread. Run in the loop, a `sit_out` queued
 behind a burst of other sockets' commands held back the player's turn notice with it,
 and the turn's clock ran out before the player saw it (the load test's wind-down, issue
-#15). A decision (`act`, `run_twice`: `on_clock`) does not wait in the lane: it goes to
-the database thread at once, where decisions go first (tables/hop_order.py), ahead of
-the socket's own `sit_out` still waiting there. Commands are numbered (`seq`) as they
-come, whichever runs first. At most `COMMANDS_PENDING` wait in the lane, and as many
-decisions; past that the socket's frames are read no more until one is done. A
-`snapshot` holds the stream back while it is read, so that the stream goes on from the
-version it shows.
+#15). A decision (`act`, `run_twice`: `on_clock`) has a lane of its own, so that it
+reaches the database thread, where decisions go first (tables/hop_order.py), ahead of
+the socket's own `sit_out` still waiting there; but not ahead of a `leave` or an
+`advance` (`DECISIONS_WAIT_FOR`: a leave on your turn folds at once, an advance is the
+decision made beforehand), behind which it takes the other lane. Commands are
+numbered (`seq`) as they come. At most `LANE_SIZE` wait in a lane; a frame finding its
+lane full is answered `rate_limited` (its `seq` still unused), and the loop never waits
+for a lane. A `snapshot` holds the stream back while it is read, so that the stream
+goes on from the version it shows.
 
 Ordering: commands on a table are serialised by its row lock, so versions follow commit
 order; but each process publishes after its own commit, so two messages can reach the
@@ -98,8 +100,11 @@ REORDER_WAIT = 0.5
 MAX_FRAME_CHARS = 4096
 # Per-connection token bucket: a burst of RATE_BURST commands, refilled at RATE_PER_SECOND.
 RATE_BURST = 20
-# A socket's commands waiting for their turn in its lane, at most (then its frames wait).
-COMMANDS_PENDING = 4
+# A socket's commands waiting in one of its lanes, at most (then `rate_limited`): its
+# token bucket's burst.
+LANE_SIZE = RATE_BURST
+# The commands a decision of the same socket does not go ahead of (see above).
+DECISIONS_WAIT_FOR = frozenset({"leave", "advance"})
 RATE_PER_SECOND = 10.0
 # A socket over its viewer's cap, or a connect with no token left (tables/viewer_limits.py):
 # too many sockets or too fast, try again later.
@@ -128,9 +133,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.channel_name = await self.channel_layer.new_channel()
         self.server_send = send
-        self.commands: asyncio.Queue[Any] = asyncio.Queue(maxsize=COMMANDS_PENDING)
-        self.command_lane: asyncio.Task[None] | None = None
-        self.overtaking: set[asyncio.Task[None]] = set()  # decisions ahead of the lane
+        # The socket's lanes (their queues and tasks): its commands, its decisions.
+        self.commands: asyncio.Queue[Any] = asyncio.Queue(maxsize=LANE_SIZE)
+        self.decisions: asyncio.Queue[Any] = asyncio.Queue(maxsize=LANE_SIZE)
+        self.lanes: dict[asyncio.Queue[Any], asyncio.Task[None]] = {}
+        self.holding = 0  # commands in the lane that decisions wait for, waiting or running
         self.snapshot_lock = asyncio.Lock()
         try:
             with contextlib.suppress(StopConsumer):
@@ -141,9 +148,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                     frames_at_once=RATE_BURST,
                 )
         finally:
-            for task in (self.command_lane, *self.overtaking):
-                if task is not None:
-                    task.cancel()
+            for task in self.lanes.values():
+                task.cancel()
+            self._give_back_place()  # a disconnect cut short holds no place either
 
     async def base_send(self, message: dict[str, Any]) -> None:
         """Send to the socket; a socket closed meanwhile takes nothing more.
@@ -255,13 +262,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await handler(message)
 
     async def disconnect(self, code: int) -> None:
-        self._stop_waiting()
         self._give_back_place()
         # The commands sent before the close are carried out before it is handled (a
         # drop recorded after the `act` that came first), as when they ran in the loop.
+        await self.decisions.join()
         await self.commands.join()
-        if self.overtaking:
-            await asyncio.wait(set(self.overtaking))
+        self._stop_waiting()
         if not hasattr(self, "table_id"):
             return
         if getattr(self, "following", False):
@@ -360,23 +366,26 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.receive_json(content)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        """A command, numbered in the order it came, to the socket's lane (waiting here
-        while `COMMANDS_PENDING` do); a decision goes ahead of the lane's commands."""
+        """A command, numbered in the order it came, to one of the socket's lanes: a
+        decision to its own unless a command it waits for is in the other."""
+        seq = content.get("seq") if isinstance(content, dict) else None
+        name = content.get("cmd") if isinstance(content, dict) else None
+        command = COMMANDS.get(name) if isinstance(name, str) else None
+        decision = command is not None and command.on_clock and not self.holding
+        lane = self.decisions if decision else self.commands
+        if lane.full():
+            await self._refuse_rate(seq, " waiting", LANE_SIZE, self.rate_per_second)
+            return
         try:
             self._sequence(content)
         except CommandError as exc:
-            seq = content.get("seq") if isinstance(content, dict) else None
             await self._send_error(seq, exc.code, exc.message)
             return
-        command = COMMANDS.get(content["cmd"])
-        if command is not None and command.on_clock and len(self.overtaking) < COMMANDS_PENDING:
-            task = asyncio.get_running_loop().create_task(self._command_answered(content))
-            self.overtaking.add(task)
-            task.add_done_callback(self.overtaking.discard)
-            return
-        if self.command_lane is None:
-            self.command_lane = asyncio.get_running_loop().create_task(self._command_lane())
-        await self.commands.put(content)
+        if name in DECISIONS_WAIT_FOR:
+            self.holding += 1
+        if lane not in self.lanes:
+            self.lanes[lane] = asyncio.get_running_loop().create_task(self._lane(lane))
+        lane.put_nowait(content)
 
     def _sequence(self, content: Any) -> None:
         """Check the command's shape and `seq` (newer than the last), and take its number."""
@@ -389,18 +398,26 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             raise CommandError("stale", f"Command {seq} is not newer than {self.last_seq}.")
         self.last_seq = seq
 
-    async def _command_lane(self) -> None:
-        """Carry out the socket's commands, in the order they came, one at a time."""
+    async def _lane(self, lane: "asyncio.Queue[Any]") -> None:
+        """Carry out a lane's commands, in the order they came, one at a time, whatever
+        becomes of each (a lane that stopped would leave the socket's disconnect waiting
+        for ever)."""
         while True:
-            content = await self.commands.get()
+            content = await lane.get()
             try:
-                if not self.closing:  # closed by the server: nothing more is carried out
-                    await self._command_answered(content)
+                await self._command_answered(content)
+            except Exception:  # its answer could not be sent (the socket is closing)
+                logger.exception("table %s: answering a command failed", self.table_id)
             finally:
-                self.commands.task_done()
+                if content["cmd"] in DECISIONS_WAIT_FOR:
+                    self.holding -= 1
+                lane.task_done()
 
     async def _command_answered(self, content: Any) -> None:
-        """Carry out one command and answer it: an ack or an error, never an exception."""
+        """Carry out one command and answer it: an ack or an error, never an exception.
+        Once the server has closed the socket, nothing more is carried out."""
+        if self.closing:
+            return
         seq = content.get("seq") if isinstance(content, dict) else None
         try:
             await self._command(content)
@@ -508,6 +525,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             self.version += 1
             ready.append(self.early.pop(self.version))
         await self._send_messages(ready)
+        if self.version is None:
+            return  # a snapshot began while they were sent: it decides what comes next
         # The wait is for one missing version, from when it became the one missing:
         # when it arrives and a later one is missing instead, the clock starts again.
         missing = self.version + 1 if self.early else None

@@ -929,10 +929,10 @@ class Bot:
             # before it may still show us seated.
             if self.leave_sent:
                 return
-            # A decision being thought over is made first, as a person would: a `sit_out`
-            # sent before it is carried out before it too (a socket's commands go in
-            # order), and when the whole run winds down at once, a thousand of them queue
-            # ahead of that act, which then comes after its clock (its answer prompts us).
+            # A decision being thought over is made first, as a person would (the room
+            # now lets a decision go ahead of the socket's own `sit_out` still waiting,
+            # tables/consumers.py, but a person makes it first all the same; its answer
+            # prompts us).
             if self.turn_open is not None:
                 return
             # A `sit_in` still unanswered: the "sitting_out" we hold predates it, and the

@@ -31,10 +31,12 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 from django.db import connections, transaction
 
+from cashier.selectors import wallet_balance
 from poker_room.routing import websocket_urlpatterns
 from tables import consumers, events, hop_order
 from tables.bots.player import frame_messages
 from tables.capacity import on_database_thread
+from tables.engine.state import HandState
 from tables.events import TableMessage, player_presence_group
 from tables.hop_order import Urgency
 from tables.models import Seat
@@ -232,25 +234,66 @@ async def test_a_decision_goes_ahead_of_the_sockets_own_command_still_waiting(ta
     player's `sit_out`, then their `act`. The act is carried out first, not after the
     sit_out it came behind (whose wait ran the turn's clock out, issue #15)."""
     actor, hand = await db(heads_up_hand)(table)
-    client = await connected(actor, table.id)
+    answers = await answers_with_the_thread_busy(
+        table,
+        actor,
+        [{"cmd": "sit_out"}, {"cmd": "act", "action": "call", "turn": hand.turn_version}],
+    )
+    assert answers == [(2, "ack"), (1, "ack")]
+    seat = await db(Seat.objects.get)(table=table, player=actor)
+    assert seat.sit_out_after_hand
+
+
+async def test_a_decision_does_not_go_ahead_of_the_sockets_own_leave(table):
+    """A leave on your turn folds at once: the call sent after it must not be carried out
+    first (chips in, then folded)."""
+    actor, hand = await db(heads_up_hand)(table)
+    seat = await db(Seat.objects.get)(table=table, player=actor)
+    state = HandState.from_dict(hand.state)
+    behind = state.stacks[state.seats.index(seat.number)]  # after the blind posted
+    wallet = await db(wallet_balance)(user=actor)
+    call = {"cmd": "act", "action": "call", "turn": hand.turn_version}
+    # The call waits behind the leave in the socket's lane, not for the thread.
+    answers = await answers_with_the_thread_busy(table, actor, [{"cmd": "leave"}, call], [1, 1])
+    assert answers == [(1, "ack"), (2, "error")]
+    await db(hand.refresh_from_db)()
+    assert hand.status == "finished"
+    assert not await db(Seat.objects.filter(table=table, player=actor).exists)()
+    assert await db(wallet_balance)(user=actor) == wallet + behind  # no call went in
+
+
+async def answers_with_the_thread_busy(
+    table, user, commands: list[dict], hops: list[int] | None = None
+) -> list[tuple]:
+    """Send `commands` (seq 1, 2, ...) while the database thread is held busy, each once
+    `hops` (by default 1, 2, ...) wait for the thread after the one before; then free
+    it: the answers, in the order they came, as (seq, type)."""
+    client = await connected(user, table.id)
     await client.drain()
     release = threading.Event()
     blockers = [
         asyncio.ensure_future(on_database_thread(release.wait, 10, urgency=Urgency.TABLE))
         for _ in range(hop_order.DEPTH)  # the hops the thread takes at once
     ]
-    await asyncio.sleep(0)
-    await client.ws.send_json_to({"cmd": "sit_out", "seq": 1})
-    act = {"cmd": "act", "seq": 2, "action": "call", "turn": hand.turn_version}
-    await client.ws.send_json_to(act)
+    for seq, command in enumerate(commands, start=1):
+        await client.ws.send_json_to({**command, "seq": seq})
+        await asyncio.sleep(0.05)  # the consumer reads the frame
+        await waiting_hops(seq if hops is None else hops[seq - 1])
     release.set()
     await asyncio.gather(*blockers)
-    answers = []
-    while len(answers) < 2:
+    answers: list[tuple] = []
+    while len(answers) < len(commands):
         for message in frame_messages(await client.ws.receive_json_from(timeout=10)):
             if message["type"] in ("ack", "error"):
                 answers.append((message["seq"], message["type"]))
-    assert answers == [(2, "ack"), (1, "ack")]
-    seat = await db(Seat.objects.get)(table=table, player=actor)
-    assert seat.sit_out_after_hand
     await client.ws.disconnect()
+    return answers
+
+
+async def waiting_hops(count: int) -> None:
+    """Until `count` hops wait for the database thread (the commands just sent)."""
+    for _ in range(500):
+        if hop_order.hop_order.waiting >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{hop_order.hop_order.waiting} hops wait, not {count}")
