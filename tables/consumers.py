@@ -100,12 +100,12 @@ REORDER_WAIT = 0.5
 MAX_FRAME_CHARS = 4096
 # Per-connection token bucket: a burst of RATE_BURST commands, refilled at RATE_PER_SECOND.
 RATE_BURST = 20
+RATE_PER_SECOND = 10.0
 # A socket's commands waiting in one of its lanes, at most (then `rate_limited`): its
 # token bucket's burst.
 LANE_SIZE = RATE_BURST
 # The commands a decision of the same socket does not go ahead of (see above).
 DECISIONS_WAIT_FOR = frozenset({"leave", "advance"})
-RATE_PER_SECOND = 10.0
 # A socket over its viewer's cap, or a connect with no token left (tables/viewer_limits.py):
 # too many sockets or too fast, try again later.
 CLOSE_TOO_MANY = 4429
@@ -398,7 +398,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             raise CommandError("stale", f"Command {seq} is not newer than {self.last_seq}.")
         self.last_seq = seq
 
-    async def _lane(self, lane: "asyncio.Queue[Any]") -> None:
+    async def _lane(self, lane: "asyncio.Queue[dict[str, Any]]") -> None:
         """Carry out a lane's commands, in the order they came, one at a time, whatever
         becomes of each (a lane that stopped would leave the socket's disconnect waiting
         for ever)."""
@@ -413,12 +413,13 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                     self.holding -= 1
                 lane.task_done()
 
-    async def _command_answered(self, content: Any) -> None:
-        """Carry out one command and answer it: an ack or an error, never an exception.
-        Once the server has closed the socket, nothing more is carried out."""
+    async def _command_answered(self, content: dict[str, Any]) -> None:
+        """Carry out one command (numbered: `_sequence`) and answer it: an ack or an
+        error, never an exception. Once the server has closed the socket, nothing more
+        is carried out."""
         if self.closing:
             return
-        seq = content.get("seq") if isinstance(content, dict) else None
+        seq = content["seq"]
         try:
             await self._command(content)
         except (CommandError, TableError) as exc:
@@ -435,7 +436,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             logger.exception(
                 "table %s: command %r of user %s failed",
                 self.table_id,
-                content.get("cmd") if isinstance(content, dict) else None,
+                content["cmd"],
                 self.user.id if self.user else None,
             )
             await self._send_error(

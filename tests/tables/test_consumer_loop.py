@@ -297,3 +297,42 @@ async def waiting_hops(count: int) -> None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"{hop_order.hop_order.waiting} hops wait, not {count}")
+
+
+async def test_a_full_lane_refuses_the_next_command_and_never_holds_the_stream(table, monkeypatch):
+    """With the database thread busy, a socket's lane fills: the next command is refused
+    `rate_limited` at once (its seq unused), and the table's stream still arrives."""
+    monkeypatch.setattr(consumers, "LANE_SIZE", 2)
+    actor, _ = await db(heads_up_hand)(table)
+    client = await connected(actor, table.id)
+    await client.drain()
+    release = threading.Event()
+    blockers = [
+        asyncio.ensure_future(on_database_thread(release.wait, 10, urgency=Urgency.TABLE))
+        for _ in range(hop_order.DEPTH)
+    ]
+    # 1 waits for the thread, 2 and 3 fill the lane, 4 finds it full.
+    for seq in range(1, 5):
+        await client.ws.send_json_to({"cmd": "sit_out", "seq": seq})
+        await asyncio.sleep(0.05)  # the consumer reads the frame
+    refused = await client.ws.receive_json_from(timeout=3)
+    assert (refused["type"], refused["seq"], refused["code"]) == ("error", 4, "rate_limited")
+    await publish_probe(table.id, client.version + 1)
+    streamed = frame_messages(await client.ws.receive_json_from(timeout=3))
+    assert [m["type"] for m in streamed] == ["probe"]
+    release.set()
+    await asyncio.gather(*blockers)
+    answered_seqs = set()
+    while len(answered_seqs) < 3:
+        for message in frame_messages(await client.ws.receive_json_from(timeout=10)):
+            if message["type"] in ("ack", "error"):
+                answered_seqs.add(message["seq"])
+    assert answered_seqs == {1, 2, 3}
+    await client.ws.send_json_to({"cmd": "snapshot", "seq": 4})  # 4 is still free
+    answer = None
+    while answer is None:
+        for message in frame_messages(await client.ws.receive_json_from(timeout=10)):
+            if message["type"] in ("ack", "error"):
+                answer = message
+    assert answer == {"type": "ack", "seq": 4}
+    await client.ws.disconnect()
