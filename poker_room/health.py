@@ -38,7 +38,9 @@ logger = logging.getLogger(__name__)
 TIMERS_MAX_AGE_SECONDS = 15
 OVERDUE_TURN = timedelta(seconds=60)
 NAMED_AT_MOST = 10
-AUTOVACUUM_OFF = "autovacuum is off: turn it on in postgresql.conf"
+AUTOVACUUM_OFF = (
+    "autovacuum is off: turn it on in postgresql.conf (the room's upkeep task stands in)"
+)
 
 
 class Check(TypedDict):
@@ -63,7 +65,9 @@ def vacuum_warning(*, autovacuum: str, track_counts: str) -> str | None:
 
     Not a failure: the room plays. But with either setting off the planner has no
     statistics and dead rows pile up in the tables every command updates: queries slow
-    down and can pick plans that cost the room many times more (README, "Speed")."""
+    down and can pick plans that cost the room many times more (README, "Speed"). With
+    autovacuum off the room's own upkeep (poker_room/postgres/upkeep.py) stands in, once a
+    minute from Celery beat; with track_counts off it cannot tell what is due either."""
     if autovacuum != "on":
         return AUTOVACUUM_OFF
     if track_counts != "on":

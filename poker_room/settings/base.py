@@ -213,8 +213,18 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "health_check_interval": 10,
 }
 CELERY_TIMEZONE = "UTC"
+# The room-wide tasks that belong to no app (autodiscovery finds the apps' own).
+CELERY_IMPORTS = ["poker_room.tasks"]
+DATABASE_UPKEEP_SECONDS = 60.0
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "cashier-ledger-audit": {"task": "cashier.tasks.ledger_audit_task", "schedule": 3600.0},
+    # Only when PostgreSQL's autovacuum is off (poker_room/postgres/upkeep.py). A run still
+    # queued when the next is due is dropped.
+    "database-upkeep": {
+        "task": "poker_room.tasks.database_upkeep_task",
+        "schedule": DATABASE_UPKEEP_SECONDS,
+        "options": {"expires": DATABASE_UPKEEP_SECONDS},
+    },
     # Yesterday's rake report (UTC), rebuilt whole: a late or repeated run is harmless.
     "tables-rake-report-daily": {
         "task": "tables.tasks.rake_report_daily_task",

@@ -1,0 +1,133 @@
+"""poker_room/postgres/upkeep.py: the room vacuums and analyzes its tables when the
+server's autovacuum is off, as autovacuum would, and the plans made on a table while it
+was small are made again once it is analyzed."""
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from poker_room.celery import app
+from poker_room.postgres.upkeep import TableCounts, Thresholds, upkeep_due, upkeep_run
+from poker_room.tasks import database_upkeep_task
+from tables import rows
+from tables.models import Hand, HandStatus
+from tests.kit import TableFactory
+
+
+def counts(*, rows: float = 1000, dead: int = 0, inserted: int = 0, changed: int = 0):
+    return TableCounts("public", "t", rows, dead, inserted, changed)
+
+
+DEFAULTS = Thresholds()  # PostgreSQL's defaults
+
+
+def test_a_table_changed_less_than_autovacuum_waits_for_is_left_alone():
+    # 1,000 rows: vacuum past 250 dead or 1,200 inserted, analyze past 150 changed.
+    assert upkeep_due(counts(dead=250, inserted=1200, changed=150), DEFAULTS) is None
+
+
+def test_dead_rows_past_the_threshold_are_vacuumed():
+    assert upkeep_due(counts(dead=251), DEFAULTS) == "vacuum"
+
+
+def test_rows_inserted_past_the_insert_threshold_are_vacuumed():
+    # An append-only table (the hands' events, the ledger's entries) has no dead rows.
+    assert upkeep_due(counts(inserted=1201), DEFAULTS) == "vacuum"
+
+
+def test_rows_changed_past_the_analyze_threshold_are_analyzed():
+    assert upkeep_due(counts(changed=151), DEFAULTS) == "analyze"
+
+
+def test_a_vacuum_due_analyzes_too():
+    assert upkeep_due(counts(dead=251, changed=151), DEFAULTS) == "vacuum"
+
+
+def test_a_table_never_analyzed_counts_as_empty():
+    # reltuples is -1 before a table's first vacuum or analyze.
+    assert upkeep_due(counts(rows=-1, changed=51), DEFAULTS) == "analyze"
+    assert upkeep_due(counts(rows=-1, changed=50), DEFAULTS) is None
+
+
+def test_the_servers_own_thresholds_apply():
+    limits = Thresholds(analyze=0, analyze_scale=0.5)
+    assert upkeep_due(counts(changed=500), limits) is None
+    assert upkeep_due(counts(changed=501), limits) == "analyze"
+
+
+def autovacuum_on() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('autovacuum') = 'on'")
+        return cursor.fetchone()[0]
+
+
+def plan(cursor, table_id: int) -> str:
+    cursor.execute("EXPLAIN EXECUTE upkeep_probe(%s)", [table_id])
+    return "\n".join(line for (line,) in cursor.fetchall())
+
+
+@pytest.mark.django_db(transaction=True)  # VACUUM cannot run in a transaction
+def test_a_plan_made_while_the_hands_were_few_is_made_again_once_upkeep_analyzes_them():
+    """The table command's read of the hand in progress, prepared while the room had dealt
+    no hand, read every hand the room had dealt since, until the hands were analyzed."""
+    if autovacuum_on():
+        pytest.skip("the server's autovacuum is on: upkeep leaves the tables to it")
+    table = TableFactory()
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE tables_hand")  # a new room's: no hand yet
+        cursor.execute(f"PREPARE upkeep_probe AS {rows._numbered(rows._hand_sql())}")
+        try:
+            for _ in range(6):  # PostgreSQL settles on a generic plan after five runs
+                cursor.execute("EXECUTE upkeep_probe(%s)", [table.pk])
+            Hand.objects.bulk_create(
+                Hand(
+                    table=table,
+                    number=number,
+                    status=HandStatus.FINISHED,
+                    state={},
+                    button=1,
+                    deck_commitment="0" * 64,
+                    salt="0" * 64,
+                )
+                for number in range(1, 3001)
+            )
+            assert "Seq Scan on tables_hand" in plan(cursor, table.pk)
+            # The inserts' counts, flushed to the server's statistics now, not within a second.
+            cursor.execute("SELECT pg_stat_force_next_flush()")
+
+            report = upkeep_run()
+
+            assert not report.autovacuum
+            assert "public.tables_hand" in report.vacuumed + report.analyzed
+            assert not report.skipped
+            now = plan(cursor, table.pk)
+            assert "Index Scan using hand_one_in_progress_per_table" in now
+            assert "Seq Scan" not in now
+        finally:
+            cursor.execute("DEALLOCATE upkeep_probe")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_beat_task_does_it_and_a_second_run_straight_after_finds_nothing_to_do():
+    if autovacuum_on():
+        pytest.skip("the server's autovacuum is on: upkeep leaves the tables to it")
+    TableFactory.create_batch(60)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+    assert "public.tables_table" in database_upkeep_task()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+    assert database_upkeep_task() == []
+
+
+def test_beat_schedules_the_task_by_a_name_the_workers_know():
+    entry = settings.CELERY_BEAT_SCHEDULE["database-upkeep"]
+    app.loader.import_default_modules()  # what a worker imports as it starts
+    assert entry["task"] in app.tasks
+    assert entry["schedule"] == settings.DATABASE_UPKEEP_SECONDS
+
+
+@pytest.mark.django_db
+def test_upkeep_refuses_to_run_inside_a_transaction():
+    with pytest.raises(RuntimeError, match="outside a transaction"):
+        upkeep_run()
