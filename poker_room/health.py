@@ -68,10 +68,13 @@ def vacuum_warning(*, autovacuum: str, track_counts: str) -> str | None:
     down and can pick plans that cost the room many times more (README, "Speed"). With
     autovacuum off the room's own upkeep (poker_room/postgres/upkeep.py) stands in, once a
     minute from Celery beat; with track_counts off it cannot tell what is due either."""
+    if track_counts != "on":
+        return (
+            "track_counts is off, and neither autovacuum nor the room's upkeep task can "
+            "tell what is due without it: turn it on"
+        )
     if autovacuum != "on":
         return AUTOVACUUM_OFF
-    if track_counts != "on":
-        return "track_counts is off, and autovacuum cannot run without it: turn it on"
     return None
 
 

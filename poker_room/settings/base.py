@@ -219,7 +219,7 @@ DATABASE_UPKEEP_SECONDS = 60.0
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "cashier-ledger-audit": {"task": "cashier.tasks.ledger_audit_task", "schedule": 3600.0},
     # Only when PostgreSQL's autovacuum is off (poker_room/postgres/upkeep.py). A run still
-    # queued when the next is due is dropped.
+    # queued when the next is due is dropped; one still running is left to finish.
     "database-upkeep": {
         "task": "poker_room.tasks.database_upkeep_task",
         "schedule": DATABASE_UPKEEP_SECONDS,

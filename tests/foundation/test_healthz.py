@@ -142,3 +142,5 @@ def test_the_vacuum_warning_names_the_setting_that_is_off():
     assert vacuum_warning(autovacuum="on", track_counts="on") is None
     assert vacuum_warning(autovacuum="off", track_counts="on") == AUTOVACUUM_OFF
     assert "track_counts is off" in vacuum_warning(autovacuum="on", track_counts="off")
+    # Both off: the upkeep task cannot stand in, and the warning does not say it does.
+    assert "track_counts is off" in vacuum_warning(autovacuum="off", track_counts="off")

@@ -194,6 +194,25 @@ def test_events_are_inserted_as_bulk_create_would(dealt):
     }
 
 
+@pytest.mark.parametrize("count", [1, 2, 9])
+def test_inserted_values_arrive_as_given_whatever_they_hold(dealt, count):
+    """Rows of any number go as one statement, prepared and run with values bound on the
+    client: whatever a value holds (quotes, braces, commas, a backslash, the word NULL,
+    None), it is stored as given."""
+    _, _, hand = dealt
+    awkward = ['"', "{}", "a,b", "back\\slash", "NULL", "", "ünï ☃", "'quoted'); --", None]
+    events = [
+        HandEvent(hand=hand, seq=3000 + k, type="probe", data={"text": awkward[k], "k": k})
+        for k in range(count)
+    ]
+    writes = rows.Writes()
+    writes.insert(events)
+    assert [sql for sql, _ in writes._statements] == [rows._insert_sql(HandEvent, count, False)]
+    writes.send()
+    stored = HandEvent.objects.filter(hand=hand, type="probe").order_by("seq")
+    assert [e.data for e in stored] == [{"text": awkward[k], "k": k} for k in range(count)]
+
+
 def test_a_hand_and_its_players_are_inserted_with_their_ids_as_save_would(dealt):
     """A deal writes its hand with the id taken from the sequence beforehand; the ORM's
     own inserts go on from the ids taken so (no id given twice)."""
