@@ -61,6 +61,7 @@ import psycopg
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
+from poker_room.postgres.sessions import session_of_its_own
 from tables import rows
 from tables.exceptions import TableBusy
 from tables.models import Heartbeat
@@ -214,12 +215,7 @@ class Leadership:
         """Whether this loop holds (or has just taken) the lock. Raises an outage of the
         database; the next call opens a new session."""
         if self._session is None or self._session.closed:
-            params = connection.get_connection_params()
-            self._session = psycopg.connect(
-                **{k: params[k] for k in params if k not in {"cursor_factory", "context"}},
-                autocommit=True,
-                application_name=LEADER_SESSION,  # so pg_stat_activity names it
-            )
+            self._session = session_of_its_own(LEADER_SESSION)
         try:
             row = self._session.execute("SELECT pg_try_advisory_lock(%s)", [LEADER_LOCK]).fetchone()
         except psycopg.Error:

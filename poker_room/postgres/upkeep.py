@@ -42,8 +42,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import psycopg
-from django.db import connection
 from psycopg import sql
+
+from poker_room.postgres.sessions import session_of_its_own
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ STATEMENT_TIMEOUT_MS = 300_000
 # The session advisory lock held by the run under way ("upkeep" in ASCII): it ends with
 # the run's connection, however the run ends.
 RUN_LOCK_KEY = 0x75706B656570
+UPKEEP_SESSION = "poker_room upkeep"
 
 Action = Literal["vacuum", "analyze"]
 
@@ -71,13 +73,13 @@ class Thresholds:
     def for_table(self, options: list[str] | None) -> "Thresholds | None":
         """These, with the table's own storage parameters (`ALTER TABLE ... SET
         (autovacuum_...)`) first; None when its autovacuum is turned off."""
-        settings = dict(option.split("=", 1) for option in options or ())
-        if settings.get("autovacuum_enabled", "true").lower() in ("false", "off", "no", "0"):
+        given = dict(option.split("=", 1) for option in options or ())
+        if not _true(given.get("autovacuum_enabled", "true")):
             return None
         own = {
-            field: kind(settings[f"autovacuum_{name}"])
+            field: kind(given[f"autovacuum_{name}"])
             for field, name, kind in _OPTIONS
-            if f"autovacuum_{name}" in settings
+            if f"autovacuum_{name}" in given
         }
         return replace(self, **own)
 
@@ -90,6 +92,15 @@ _OPTIONS = (
     ("analyze", "analyze_threshold", int),
     ("analyze_scale", "analyze_scale_factor", float),
 )
+
+
+def _true(word: str) -> bool:
+    """A boolean storage parameter as PostgreSQL reads it (parse_bool: on, 1, and any
+    prefix of true or yes)."""
+    word = word.strip().lower()
+    if word in ("on", "1"):
+        return True
+    return bool(word) and ("true".startswith(word) or "yes".startswith(word))
 
 
 @dataclass(frozen=True)
@@ -134,8 +145,7 @@ def upkeep_run() -> UpkeepReport:
     """Vacuum and analyze the database's tables that autovacuum would have by now, when the
     server's autovacuum is off, on a connection of the run's own (VACUUM cannot run in a
     transaction: the caller's, if any, is not the run's)."""
-    params = connection.get_connection_params()
-    with psycopg.connect(**params, autocommit=True) as own, own.cursor() as cursor:
+    with session_of_its_own(UPKEEP_SESSION) as own, own.cursor() as cursor:
         cursor.execute(
             "SELECT current_setting('autovacuum') = 'on' AND current_setting('track_counts') = 'on'"
         )

@@ -83,11 +83,18 @@ def test_a_tables_own_storage_parameters_come_first():
     assert upkeep_due(counts(dead=551, options=own), DEFAULTS) == "vacuum"
 
 
-def test_a_table_whose_autovacuum_is_turned_off_is_left_alone():
-    off = ["autovacuum_enabled=false"]
+@pytest.mark.parametrize("word", ["false", "off", "no", "0", "f", "FALSE"])
+def test_a_table_whose_autovacuum_is_turned_off_is_left_alone(word):
+    off = [f"autovacuum_enabled={word}"]
     assert (
         upkeep_due(counts(dead=10**6, inserted=10**6, changed=10**6, options=off), DEFAULTS) is None
     )
+
+
+@pytest.mark.parametrize("word", ["true", "on", "yes", "1", "t", "y"])
+def test_a_table_whose_autovacuum_is_turned_on_is_done_as_any(word):
+    on = [f"autovacuum_enabled={word}"]
+    assert upkeep_due(counts(dead=251, options=on), DEFAULTS) == "vacuum"
 
 
 def autovacuum_on() -> bool:
