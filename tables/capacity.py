@@ -37,7 +37,9 @@ on other players' sockets reached 2 s and 500 acts came after their clock ran ou
 Slowed, the room nears its capacity at a pace the measure can follow. The seat of each
 interval goes to the first sit that asks for it, whether or not that sit then succeeds,
 and the others are refused as the full room refuses them: a sit without a key before
-the database thread, one with a key once its replay is looked up.
+the database thread, one with a key once the key is looked up, before the table's lock
+(`tables.services.seating.seat_take_unless_busy`): a key that moved chips already is
+a retry, answered as the first time.
 
 The measure is the process's own. Several web processes each refuse seats when they
 are full; on one machine they share its cores and fill up together.

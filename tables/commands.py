@@ -103,7 +103,7 @@ class Sit(Command):
     """Sit down at a free seat, the buy-in moving from the wallet to the table."""
 
     name: ClassVar[str] = "sit"
-    service = staticmethod(seating.seat_take)
+    service = staticmethod(seating.seat_take_unless_busy)
     keyed: ClassVar[bool] = True
     seat: int = argument("seat_number")
     buy_in: int = cents()

@@ -6,17 +6,21 @@ cashier (wallet <-> the table's ledger account); the table account always equals
 of the seats' `stack`, because stacks only change when a hand is settled.
 """
 
+from typing import Any
+
 from accounts.models import User
 from accounts.selectors import user_can_play
 from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.models import LedgerTransaction, TransactionKind
 from cashier.money import dollars
+from cashier.selectors import idempotency_key_used
 from tables import capacity
 from tables.exceptions import (
     BuyInOutOfRange,
     HandInProgress,
     NotSeated,
+    RoomBusy,
     SeatUnavailable,
     TableClosed,
     TableError,
@@ -143,6 +147,29 @@ def seat_take(
     seats_announce(cmd)
     hand_start_mark_due(cmd)
     return seat
+
+
+def seat_take_unless_busy(
+    *, table_id: int, user: User, idempotency_key: str, **fields: Any
+) -> Seat:
+    """`seat_take` (with its `fields`), except that a sit a room past its capacity
+    refuses (tables/capacity.py) is refused first, without the table's lock, when its
+    key has moved no chips yet.
+
+    A full room refuses more sits than it takes: its players keep asking. Refused in
+    `seat_take`, each cost a table command (the lock, the seats and hand read, the key's
+    replay looked up) on the database thread that was full already. Here it costs one
+    indexed read of the key. A key that did move chips (the retry of a sit whose answer
+    was lost) goes on to `seat_take`, which answers it as the first time; so does a
+    first request's twin still under way (not yet committed), which `seat_take` then
+    refuses or answers once that request has ended, as before.
+    """
+    try:
+        capacity.refuse_new_seat_when_busy(user_id=user.pk, table_id=table_id)
+    except RoomBusy:
+        if not idempotency_key_used(idempotency_key=idempotency_key):
+            raise
+    return seat_take(table_id=table_id, user=user, idempotency_key=idempotency_key, **fields)
 
 
 def _buy_in_refusal(*, table: Table, departure: Departure | None, low: int, high: int) -> str:

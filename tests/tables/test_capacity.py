@@ -7,6 +7,8 @@ import time
 
 import pytest
 from channels.db import database_sync_to_async
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from cashier.models import LedgerTransaction
@@ -15,6 +17,7 @@ from tables.bots import player
 from tables.bots.player import Pace
 from tables.bots.runner import run_bots
 from tables.capacity import Occupancy, SeatAdmission, Seating
+from tables.commands import Sit
 from tables.models import Seat, SeatStatus
 from tests.kit import TableFactory, funded_player, wallet
 from tests.tables.test_consumers import connect_as
@@ -284,6 +287,26 @@ def test_a_full_room_refuses_a_seat_over_http_with_retry_after(clock):
     response = api.post(url, {"seat": 1, "buy_in": 10_000}, format="json", HTTP_IDEMPOTENCY_KEY="k")
     assert response.status_code == 201, response.json()
     assert wallet(alice) == 90_000
+
+
+@pytest.mark.django_db
+def test_a_full_room_refuses_a_fresh_sit_with_one_read_and_no_lock_and_answers_a_retry(clock):
+    """A refusal is what a full room does most (its players keep asking): it must not
+    cost a table command on the database thread that is full already."""
+    table = TableFactory(seats=6)
+    alice, bob = funded_player(), funded_player()
+    Sit(seat=1, buy_in=10_000).run(table_id=table.id, user=alice, idempotency_key="ws:a:sit:k")
+    took(clock, capacity.WINDOW * 0.9, count=3)
+    with CaptureQueriesContext(connection) as queries, pytest.raises(capacity.RoomBusy):
+        Sit(seat=2, buy_in=10_000).run(table_id=table.id, user=bob, idempotency_key="ws:b:sit:k")
+    [read] = queries.captured_queries
+    assert "ws:b:sit:k" in read["sql"] and "FOR" not in read["sql"]
+    assert not Seat.objects.filter(player=bob).exists() and wallet(bob) == 100_000
+    # The retry of a sit carried out (its answer lost) is answered with its seat.
+    seat = Sit(seat=1, buy_in=10_000).run(
+        table_id=table.id, user=alice, idempotency_key="ws:a:sit:k"
+    )
+    assert seat.player == alice and wallet(alice) == 90_000
 
 
 @pytest.mark.django_db(transaction=True)
