@@ -49,12 +49,15 @@ _ID_MIN, _ID_MAX = -(2**63), 2**63 - 1
 
 
 class _Columns:
-    """How one model's rows are read: its columns and the converters of each."""
+    """How one model's rows are read: its columns (all, or those named in `only`, the
+    others deferred as `QuerySet.only` defers them) and the converters of each."""
 
-    def __init__(self, model: type[models.Model]) -> None:
+    def __init__(self, model: type[models.Model], only: tuple[str, ...] = ()) -> None:
         quote = connection.ops.quote_name
         table = quote(model._meta.db_table)
-        fields = model._meta.concrete_fields
+        fields = [f for f in model._meta.concrete_fields if not only or f.attname in only]
+        if only and len(fields) != len(only):
+            raise ValueError(f"{model.__name__} has no column for some of {only}")
         self.model = model
         self.attnames = [f.attname for f in fields]
         self.select = ", ".join(f"{table}.{quote(f.column)}" for f in fields)
@@ -76,8 +79,25 @@ class _Columns:
 
 
 @functools.cache
-def _columns(model: type[models.Model]) -> _Columns:
-    return _Columns(model)
+def _columns(model: type[models.Model], only: tuple[str, ...] = ()) -> _Columns:
+    return _Columns(model, only)
+
+
+# What the commands read of a seated player: who they are, whether they may play
+# (accounts.selectors.user_can_play) and the settings a deal takes. Not their password,
+# names, e-mail or dates: a command reads every seat's player, and each column more was
+# converted (a timestamp parsed) and set on an instance at every command. A field left
+# out still reads as before, with a query of its own (`QuerySet.only`).
+SEAT_PLAYER_FIELDS = (
+    "id",
+    "username",
+    "is_active",
+    "is_staff",
+    "is_superuser",
+    "auto_muck",
+    "chop_blinds",
+    "four_color_deck",
+)
 
 
 def _quote(name: str) -> str:
@@ -145,13 +165,16 @@ def _table_locked_sql() -> str:
     return _select_with_related(Table.stake_level.field, where, lock)
 
 
-def _select_with_related(foreign_key: models.ForeignKey, where: str, rest: str) -> str:
-    """SELECT a model's columns and those of the row its `foreign_key` names, `where`
-    (on the model's columns) holds, then `rest` (ORDER BY, FOR UPDATE)."""
+def _select_with_related(
+    foreign_key: models.ForeignKey, where: str, rest: str, only: tuple[str, ...] = ()
+) -> str:
+    """SELECT a model's columns and those of the row its `foreign_key` names (`only`
+    these, if given), `where` (on the model's columns) holds, then `rest` (ORDER BY,
+    FOR UPDATE)."""
     model, related = foreign_key.model, foreign_key.related_model
     table, other = _quote(model._meta.db_table), _quote(related._meta.db_table)
     return (
-        f"SELECT {_columns(model).select}, {_columns(related).select} "  # noqa: S608
+        f"SELECT {_columns(model).select}, {_columns(related, only).select} "  # noqa: S608
         f"FROM {table} INNER JOIN {other} ON {other}.{_quote(related._meta.pk.column)}"
         f" = {table}.{_quote(foreign_key.column)} WHERE {table}.{where} {rest}"
     )
@@ -165,7 +188,7 @@ def seats_with_players(table: Table) -> list[Seat]:
 
 
 def _seats_of(rows: Sequence[Sequence[Any]], table: Table) -> list[Seat]:
-    seats, users = _columns(Seat), _columns(Seat.player.field.related_model)
+    seats, users = _columns(Seat), _columns(Seat.player.field.related_model, SEAT_PLAYER_FIELDS)
     result = []
     for row in rows:
         seat = seats.instance(row)
@@ -180,7 +203,7 @@ def _seats_sql() -> str:
     seat = _quote(Seat._meta.db_table)
     where = f"{_quote(Seat.table.field.column)} = %s"
     order = f"ORDER BY {seat}.{_quote(Seat._meta.get_field('number').column)}"
-    return _select_with_related(Seat.player.field, where, order)
+    return _select_with_related(Seat.player.field, where, order, SEAT_PLAYER_FIELDS)
 
 
 def hand_in_progress(table: Table) -> Hand | None:

@@ -114,9 +114,26 @@ def test_the_lock_keeps_a_second_command_out_until_the_first_commits():
 def test_seats_come_by_number_with_their_players_as_the_orms(dealt):
     table, users, _ = dealt
     seats = rows.seats_with_players(table)
-    orm = list(Seat.objects.filter(table=table).select_related("player").order_by("number"))
+    orm = list(
+        Seat.objects.filter(table=table)
+        .select_related("player")
+        .only(*("player__" + name for name in rows.SEAT_PLAYER_FIELDS))
+        .order_by("number")
+    )
     assert [fields_of(s) for s in seats] == [fields_of(s) for s in orm]
-    assert [fields_of(s.player) for s in seats] == [fields_of(s.player) for s in orm]
+
+    # The players' columns a command reads, and only those: the rest are deferred, as
+    # the ORM's `only` defers them, and read on demand.
+    def read(seats: list[Seat]) -> list[dict]:
+        return [{name: getattr(s.player, name) for name in rows.SEAT_PLAYER_FIELDS} for s in seats]
+
+    with CaptureQueriesContext(connection) as queries:
+        ours = read(seats)
+    assert ours == read(orm)
+    assert not queries.captured_queries
+    assert all(s.player.get_deferred_fields() == orm[0].player.get_deferred_fields() for s in seats)
+    assert "password" in seats[0].player.get_deferred_fields()
+    assert [fields_of(s.player) for s in seats] == [fields_of(u) for u in users]
     assert [s.player for s in seats] == users
     # The advance action is JSON: read through the field's converter, as the ORM does.
     assert all(s.advance is None or isinstance(s.advance, dict) for s in seats)
