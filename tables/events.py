@@ -4,9 +4,9 @@ Every message a table sends (tables/messages.py) gets the next number of the tab
 stream (`Table.event_seq`, STYLE §7). Each message carries its public form and, where
 some viewers may see more (their own hole cards), the private form for each of those
 players; a command's messages are published together, in one message of the table's
-feed. The consumer picks the form its viewer may see (`TableMessage.for_user`), so
-one ordered stream serves players and spectators alike, and a card never leaves the
-server for a browser that may not see it.
+feed, each form as the JSON text its viewers are sent. The consumer picks the form its
+viewer may see (`SentMessage.text_for`), so one ordered stream serves players and
+spectators alike, and a card never leaves the server for a browser that may not see it.
 
 The table's feed (tables/feed.py, Redis pub/sub) carries them to every web process that
 has viewers of the table, at most once: a client that sees a gap in the numbers asks for
@@ -29,46 +29,60 @@ class TableMessage:
     public: dict[str, Any]
     # user id -> the form of the event that player may see instead of `public`
     private: dict[int, dict[str, Any]] = field(default_factory=dict)
-    # The JSON text of each form, made once: a web process holds many viewers of a table
-    # and sends each of them one of a few forms (user id, or None for the public one).
-    _texts: dict[int | None, str] = field(default_factory=dict, compare=False, repr=False)
 
     def for_user(self, user_id: int | None) -> dict[str, Any]:
         """The message as this viewer (None: a spectator) receives it."""
         body = self.private.get(user_id, self.public) if user_id is not None else self.public
         return {"v": self.version, **body}
 
-    def text_for(self, user_id: int | None) -> str:
-        """`for_user` as the JSON text sent on the viewer's socket."""
-        form = user_id if user_id in self.private else None
-        text = self._texts.get(form)
-        if text is None:
-            text = self._texts[form] = json.dumps(self.for_user(form))
-        return text
-
     def to_wire(self) -> dict[str, Any]:
-        # JSON-safe keys: the table feed serialises with msgpack.
-        private = {str(uid): body for uid, body in self.private.items()}
-        return {"version": self.version, "public": self.public, "private": private}
+        """The message as the table's feed carries it: the JSON text of each form, made
+        once here rather than by every web process that has viewers of the table (a
+        turn has a form for each player dealt in). JSON-safe keys: the feed serialises
+        with msgpack."""
+        public = json.dumps(self.for_user(None))
+        private = {str(uid): json.dumps(self.for_user(uid)) for uid in self.private}
+        return {"version": self.version, "public": public, "private": private}
+
+
+@dataclass(frozen=True)
+class SentMessage:
+    """A message as a web process receives it from the table's feed: its number and the
+    JSON text of each of its forms, sent as they are."""
+
+    version: int
+    public: str
+    # user id -> the text of the form that player sees instead of `public`
+    private: dict[int, str]
+
+    def text_for(self, user_id: int | None) -> str:
+        """The JSON text this viewer (None: a spectator) is sent."""
+        return self.private.get(user_id, self.public) if user_id is not None else self.public
 
     @classmethod
-    def from_wire(cls, wire: dict[str, Any]) -> "TableMessage":
-        private = {int(uid): body for uid, body in wire["private"].items()}
-        return cls(version=wire["version"], public=wire["public"], private=private)
+    def from_wire(cls, wire: dict[str, Any]) -> "SentMessage":
+        """The message of `TableMessage.to_wire`; ValueError if it is not one."""
+        version, public, private = wire["version"], wire["public"], wire["private"]
+        texts = {int(uid): text for uid, text in private.items()}
+        if type(version) is not int or not all(
+            isinstance(text, str) for text in (public, *texts.values())
+        ):
+            raise ValueError("not a table message")
+        return cls(version=version, public=public, private=texts)
 
 
-def messages_from_group(group_message: dict[str, Any]) -> list[TableMessage]:
+def messages_from_group(group_message: dict[str, Any]) -> list[SentMessage]:
     """The messages of one `table.messages` group message, decoded once per process.
 
     The table's feed reads a message once per process and hands the same dict to each
     of its viewers' consumers: the first to read it decodes it and keeps the result in
-    it, so the messages (and their JSON texts) are made once for all the viewers of the
-    table this process serves.
+    it, so the messages are decoded once for all the viewers of the table this process
+    serves.
     """
     decoded = group_message.get(_DECODED)
     if decoded is None:
         decoded = group_message[_DECODED] = [
-            TableMessage.from_wire(wire) for wire in group_message["messages"]
+            SentMessage.from_wire(wire) for wire in group_message["messages"]
         ]
     return decoded
 

@@ -113,6 +113,13 @@ async def test_another_room_on_the_same_redis_is_not_heard():
         feed.msgpack.packb({"table": TABLE_ID + 1, "messages": [probe(1).to_wire()]}),
         feed.msgpack.packb({"table": TABLE_ID, "messages": "x"}),
         feed.msgpack.packb({"table": TABLE_ID, "messages": [{"version": 1}]}),
+        # A form that is not the JSON text to send (a dict, as the feed once carried).
+        feed.msgpack.packb(
+            {"table": TABLE_ID, "messages": [{"version": 1, "public": {}, "private": {}}]}
+        ),
+        feed.msgpack.packb(
+            {"table": TABLE_ID, "messages": [{"version": 1, "public": "{}", "private": {"x": ""}}]}
+        ),
         feed.msgpack.packb({"table": TABLE_ID, "type": "websocket.disconnect", "messages": 1}),
     ],
 )
