@@ -63,12 +63,20 @@ class SentMessage:
     def from_wire(cls, wire: dict[str, Any]) -> "SentMessage":
         """The message of `TableMessage.to_wire`; ValueError if it is not one."""
         version, public, private = wire["version"], wire["public"], wire["private"]
-        texts = {int(uid): text for uid, text in private.items()}
-        if type(version) is not int or not all(
-            isinstance(text, str) for text in (public, *texts.values())
+        if (
+            type(version) is not int
+            or not isinstance(public, str)
+            or not all(
+                isinstance(uid, str) and uid.isdecimal() and isinstance(text, str)
+                for uid, text in private.items()
+            )
         ):
             raise ValueError("not a table message")
-        return cls(version=version, public=public, private=texts)
+        return cls(
+            version=version,
+            public=public,
+            private={int(uid): text for uid, text in private.items()},
+        )
 
 
 def messages_from_group(group_message: dict[str, Any]) -> list[SentMessage]:

@@ -25,7 +25,10 @@ of order; the consumer puts them back in order.
 Redis keeps one pub/sub namespace for all its databases, so channel names carry the
 database the room runs on (server and name, or the TABLE_FEED_ROOM setting): two rooms
 (or a test run and a room) on one Redis stay apart, and each message names its table and
-is checked against it before any viewer sees it.
+is checked against it before any viewer sees it. They carry the form of the messages
+too (`WIRE_FORMAT`): while a room's processes are upgraded one by one, a process never
+reads messages it cannot decode; it misses those of the others, and its viewers see the
+gaps and resync from the database.
 """
 
 import asyncio
@@ -68,9 +71,14 @@ SILENCE_LIMIT = 15.0
 Inbox = asyncio.Queue  # of group messages: {"type": "table.messages", "messages": [...]}
 
 
+# The form of the feed's messages (tables.events.TableMessage.to_wire): a new one when a
+# process of the old could not read them. 2: each form as the JSON text sent.
+WIRE_FORMAT = 2
+
+
 def feed_channel(table_id: int) -> str:
     """The Redis pub/sub channel of a table's stream (see the module's note on names)."""
-    return f"poker_room.{_room()}.table.{table_id}"
+    return f"poker_room.{_room()}.table.{table_id}.wire{WIRE_FORMAT}"
 
 
 def _room() -> str:

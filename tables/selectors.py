@@ -3,9 +3,11 @@
 from datetime import timedelta
 from typing import Any
 
+from django.db.models import Exists
 from django.utils import timezone
 
 from accounts.models import User
+from cashier.models import LedgerTransaction
 from tables import rows
 from tables.engine.events import event_from_dict
 from tables.engine.presets import advance_options, bet_presets
@@ -95,6 +97,14 @@ def rathole_departure(*, table: Table, user: User) -> Departure | None:
         .order_by("-left_at")
         .first()
     )
+
+
+def table_and_key_unused(*, table_id: int, idempotency_key: str) -> bool:
+    """Whether the table is there and no movement was posted under this key (committed,
+    as this session sees), in one read."""
+    key_used = LedgerTransaction.objects.filter(idempotency_key=idempotency_key)
+    found = Table.objects.filter(pk=table_id).values_list(~Exists(key_used), flat=True)
+    return bool(found.first())
 
 
 def buy_in_range(*, table: Table, user: User) -> tuple[int, int]:

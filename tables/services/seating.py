@@ -14,7 +14,6 @@ from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.models import LedgerTransaction, TransactionKind
 from cashier.money import dollars
-from cashier.selectors import idempotency_key_used
 from tables import capacity
 from tables.exceptions import (
     BuyInOutOfRange,
@@ -27,7 +26,7 @@ from tables.exceptions import (
 )
 from tables.ledger import table_account_ensure, table_account_get
 from tables.models import Departure, Seat, SeatStatus, Table, TableStatus
-from tables.selectors import buy_in_limits, rathole_departure
+from tables.selectors import buy_in_limits, rathole_departure, table_and_key_unused
 from tables.services.blind_options import seats_announce
 from tables.services.command import TableCommand, table_command
 from tables.services.hands import hand_continue, hand_start_mark_due, seat_remove
@@ -75,6 +74,7 @@ def seat_take(
     buy_in: int,
     post_big_blind: bool = False,
     idempotency_key: str,
+    capacity_asked: bool = False,
 ) -> Seat:
     """Sit down at a free seat with a buy-in from the wallet.
 
@@ -83,7 +83,8 @@ def seat_take(
     nothing is announced); once the player has left it, with `idempotency_key_reused`.
     A key is never a second buy-in, so a replay can never seat anyone without a debit.
     Any other sit is refused `room_busy` while the room is past its capacity, or is
-    letting new players in one at a time (tables/capacity.py).
+    letting new players in one at a time (tables/capacity.py), unless the room let it in
+    already (`capacity_asked`, see `seat_take_unless_busy`).
     """
     if not user_can_play(user=user):
         raise TableError("Auditors and staff accounts do not play.", code="cannot_play")
@@ -109,7 +110,8 @@ def seat_take(
             )
         return seat
     # After the replay: a player whose first answer was lost is seated, not refused.
-    capacity.refuse_new_seat_when_busy(user_id=user.pk, table_id=table.pk)
+    if not capacity_asked:
+        capacity.refuse_new_seat_when_busy(user_id=user.pk, table_id=table.pk)
     if table.status == TableStatus.CLOSED:
         raise TableClosed("This table is closed.")
     if table.status == TableStatus.PAUSED:
@@ -153,23 +155,42 @@ def seat_take_unless_busy(
     *, table_id: int, user: User, idempotency_key: str, **fields: Any
 ) -> Seat:
     """`seat_take` (with its `fields`), except that a sit a room past its capacity
-    refuses (tables/capacity.py) is refused first, without the table's lock, when its
-    key has moved no chips yet.
+    refuses (tables/capacity.py) is refused first, without the table's lock, when it
+    cannot be a retry: its key has moved no chips (and the table is there).
 
     A full room refuses more sits than it takes: its players keep asking. Refused in
     `seat_take`, each cost a table command (the lock, the seats and hand read, the key's
     replay looked up) on the database thread that was full already. Here it costs one
-    indexed read of the key. A key that did move chips (the retry of a sit whose answer
-    was lost) goes on to `seat_take`, which answers it as the first time; so does a
-    first request's twin still under way (not yet committed), which `seat_take` then
-    refuses or answers once that request has ended, as before.
+    read. A key that moved chips (the retry of a sit whose answer was lost) goes on to
+    `seat_take`, which answers it as the first time. A retry sent while its first
+    request is still under way finds no chips moved yet and is refused; the first goes
+    on, the player sees the seat taken on the table's stream, and the key, asked again,
+    is answered with it. A sit let in here is not asked again under the lock: that
+    wait could outlast a filling room's interval, and the seat of it go to another.
     """
+    if not _may_play(user):
+        return seat_take(table_id=table_id, user=user, idempotency_key=idempotency_key, **fields)
     try:
         capacity.refuse_new_seat_when_busy(user_id=user.pk, table_id=table_id)
     except RoomBusy:
-        if not idempotency_key_used(idempotency_key=idempotency_key):
+        if table_and_key_unused(table_id=table_id, idempotency_key=idempotency_key):
             raise
-    return seat_take(table_id=table_id, user=user, idempotency_key=idempotency_key, **fields)
+        admitted = False
+    else:
+        admitted = True
+    return seat_take(
+        table_id=table_id,
+        user=user,
+        idempotency_key=idempotency_key,
+        capacity_asked=admitted,
+        **fields,
+    )
+
+
+def _may_play(user: User) -> bool:
+    # What `user_can_play` reads without a query: those it refuses are told why (not
+    # that the room is full) by `seat_take`, and take no filling room's seat meanwhile.
+    return user.is_active and not user.is_staff and not user.is_superuser
 
 
 def _buy_in_refusal(*, table: Table, departure: Departure | None, low: int, high: int) -> str:

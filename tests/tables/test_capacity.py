@@ -18,6 +18,7 @@ from tables.bots.player import Pace
 from tables.bots.runner import run_bots
 from tables.capacity import Occupancy, SeatAdmission, Seating
 from tables.commands import Sit
+from tables.exceptions import TableError, TableNotFound
 from tables.models import Seat, SeatStatus
 from tests.kit import TableFactory, funded_player, wallet
 from tests.tables.test_consumers import connect_as
@@ -307,6 +308,29 @@ def test_a_full_room_refuses_a_fresh_sit_with_one_read_and_no_lock_and_answers_a
         table_id=table.id, user=alice, idempotency_key="ws:a:sit:k"
     )
     assert seat.player == alice and wallet(alice) == 90_000
+    # Those who could not sit anyway are told why, not that the room is full.
+    with pytest.raises(TableNotFound):
+        Sit(seat=2, buy_in=10_000).run(table_id=table.id + 1, user=bob, idempotency_key="ws:b:x")
+    bob.is_staff = True
+    with pytest.raises(TableError) as refused:
+        Sit(seat=2, buy_in=10_000).run(table_id=table.id, user=bob, idempotency_key="ws:b:y")
+    assert refused.value.code == "cannot_play"
+
+
+@pytest.mark.django_db
+def test_a_sit_a_filling_room_let_in_is_not_asked_again_under_the_lock(clock, monkeypatch):
+    """The lock's wait could outlast the interval, and the seat go to another sit."""
+    table = TableFactory(seats=6)
+    alice = funded_player()
+    took(clock, capacity.WINDOW * 0.6)
+    asked = []
+    ask = capacity.refuse_new_seat_when_busy
+    monkeypatch.setattr(
+        capacity, "refuse_new_seat_when_busy", lambda **sit: asked.append(sit) or ask(**sit)
+    )
+    Sit(seat=1, buy_in=10_000).run(table_id=table.id, user=alice, idempotency_key="ws:a:sit:k")
+    assert asked == [{"user_id": alice.pk, "table_id": table.id}]
+    assert Seat.objects.get(player=alice).number == 1
 
 
 @pytest.mark.django_db(transaction=True)

@@ -13,7 +13,7 @@ import redis
 from django.conf import settings
 
 from tables import events, feed
-from tables.events import TableMessage, messages_from_group
+from tables.events import SentMessage, TableMessage, messages_from_group
 
 TABLE_ID = 987_654  # a table the test database has not
 
@@ -119,6 +119,9 @@ async def test_another_room_on_the_same_redis_is_not_heard():
         ),
         feed.msgpack.packb(
             {"table": TABLE_ID, "messages": [{"version": 1, "public": "{}", "private": {"x": ""}}]}
+        ),
+        feed.msgpack.packb(
+            {"table": TABLE_ID, "messages": [{"version": 1, "public": "", "private": {1e999: ""}}]}
         ),
         feed.msgpack.packb({"table": TABLE_ID, "type": "websocket.disconnect", "messages": 1}),
     ],
@@ -242,3 +245,15 @@ async def test_a_connection_gone_silent_is_found_and_replaced_and_its_viewers_re
         with contextlib.suppress(Exception):
             await table_feed._pubsub.aclose()
         await proxy.close()
+
+
+def test_each_viewer_is_sent_the_text_of_their_own_form_and_anyone_else_the_public_one():
+    message = TableMessage(
+        version=7,
+        public={"type": "hole_cards", "seat": 2},
+        private={5: {"type": "hole_cards", "seat": 2, "cards": ["As", "Kd"]}},
+    )
+    sent = SentMessage.from_wire(feed.msgpack.unpackb(feed.msgpack.packb(message.to_wire())))
+    public = '{"v": 7, "type": "hole_cards", "seat": 2}'
+    assert sent.text_for(5) == '{"v": 7, "type": "hole_cards", "seat": 2, "cards": ["As", "Kd"]}'
+    assert sent.text_for(None) == sent.text_for(6) == sent.text_for("5") == public  # type: ignore[arg-type]
