@@ -25,12 +25,13 @@ so the room needs connections of its own (PostgreSQL directly, or a pooler in se
 mode, never one in transaction mode).
 """
 
+import contextlib
 import datetime
 import functools
 import hashlib
 import re
 import weakref
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import psycopg.errors
@@ -496,7 +497,8 @@ def _execute(
     (PREPARE is not undone by a rollback; a statement may be gone from the server), and
     its next query drops them all and prepares afresh. A statement that no longer fits
     the schema fails its command as an outage would (an `OperationalError`, not the
-    table's fault), and every connection prepares afresh."""
+    table's fault), and every connection prepares afresh. A query that is its
+    transaction's first begins it, ahead of all that (`_transaction_begun_by_query`)."""
     global _generation
     connection_ = cursor.connection  # psycopg's, the server session's
     generation = _generation
@@ -508,6 +510,9 @@ def _execute(
     else:
         known = set(entry[1])  # the connection's own only once the query has run
     head, values = ([], []) if first is None else ([first[0]], list(first[1]))
+    begins = _begins_transaction(connection_)
+    if begins:
+        head.insert(0, connection_._get_tx_start_command().decode())
     runs = []
     for sql, params in statements:
         name = _prepared_name(sql)
@@ -521,7 +526,8 @@ def _execute(
             runs.append(sql)
         values.extend(params)
     try:
-        cursor.execute(";\n".join(head + preparing + runs), values)
+        with _transaction_begun_by_query(connection_, begins):
+            cursor.execute(";\n".join(head + preparing + runs), values)
     except BaseException as exc:  # interrupted too: what ran of the query is not known
         _prepared[connection_] = None
         if isinstance(exc, Exception) and _no_longer_fits(exc):
@@ -534,6 +540,37 @@ def _execute(
     _prepared[connection_] = (generation, known)
     for _ in range(len(head) + len(preparing)):
         cursor.nextset()
+
+
+def _begins_transaction(connection_: Any) -> bool:
+    """Whether this query is the first of a transaction (one not in autocommit mode, with
+    none open on the server yet): psycopg would send its BEGIN on its own first."""
+    return (
+        not connection_.autocommit
+        and connection_.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    )
+
+
+@contextlib.contextmanager
+def _transaction_begun_by_query(connection_: Any, begins: bool) -> Iterator[None]:
+    """While the query that begins the transaction itself runs, keep psycopg from sending
+    its BEGIN first, as a round trip of its own: a table command's first statement is
+    the lock's read, and that round trip was one in five of every command's (PostgreSQL's
+    and the process's CPU, and the database thread's time waiting). psycopg sends it when
+    a query starts while the connection is out of autocommit and the server has no
+    transaction open; with the flag set for the query, it leaves it to the query, whose
+    first statement is that BEGIN (`_get_tx_start_command`, with the connection's
+    isolation level). The server's transaction status then says the rest, as for a
+    transaction psycopg began (commit, rollback). tests/tables/test_rows.py follows the
+    protocol's messages to hold psycopg (pinned) to this."""
+    if not begins:
+        yield
+        return
+    connection_._autocommit = True
+    try:
+        yield
+    finally:
+        connection_._autocommit = False
 
 
 def _no_longer_fits(exc: Exception) -> bool:

@@ -14,14 +14,16 @@ from django.test.utils import CaptureQueriesContext
 from cashier.models import LedgerTransaction
 from tables import rows
 from tables.engine.state import HandState
-from tables.exceptions import TableBusy
+from tables.exceptions import TableBusy, TableError
 from tables.models import Hand, HandEvent, HandPlayer, HandStatus, RakeContribution, Seat, Table
+from tables.services import play
 from tables.services.command import TableCommand, table_command
 from tables.services.hands import hand_start_due
 from tests.conftest import database_url_for
 from tests.kit import (
     StakeLevelFactory,
     TableFactory,
+    current,
     deal,
     funded_player,
     play_passively,
@@ -513,3 +515,46 @@ def test_a_column_changed_under_a_prepared_statement_fails_one_command_as_an_out
         other_session.execute(column % length)
         other_session.commit()
         rows._generation += 1  # the change undone: the next tests' connections prepare afresh
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_command_begins_its_transaction_in_its_first_query_not_a_round_trip_of_its_own(
+    tmp_path,
+):
+    """psycopg (pinned) sends a BEGIN of its own before a transaction's first query; a
+    table command's lock read carries it instead (`rows._transaction_begun_by_query`).
+    Followed on the wire: the protocol's messages, as libpq traces them."""
+    table, _ = table_with_players(StakeLevelFactory(), 3)
+    deal(table)
+    hand, state = current(table)
+    turn = hand.turn_version
+    kind = "check" if state.legal_actions().can_check else "call"
+    actor = Seat.objects.get(table=table, number=state.actor).player
+    with connection.cursor():
+        pass  # connected: the trace follows this session
+    pgconn = connection.connection.pgconn
+    trace = tmp_path / "trace"
+    with trace.open("w") as out:
+        pgconn.trace(out.fileno())
+        pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            play.hand_act(table_id=table.id, user=actor, kind=kind)
+        finally:
+            pgconn.untrace()
+    lines = trace.read_text().splitlines()
+    # Each query's first line (a query's own lines follow its message's).
+    queries = [(n, line.split("\t")[3]) for n, line in enumerate(lines) if "\tQuery\t" in line]
+    (first, begin), *_, (_, last) = queries
+    assert begin == ' "BEGIN;' and lines[first + 1].startswith("SELECT set_config('lock_timeout'")
+    assert ' "BEGIN"' not in [text for _, text in queries] and last == ' "COMMIT"'
+    assert len(queries) == 3  # the lock's read, the writes, the commit
+    hand.refresh_from_db()
+    assert hand.turn_version == turn + 1
+    # A command refused under the lock rolls its transaction back, as psycopg's would be.
+    _, state = current(table)
+    bystander = next(s.player for s in Seat.objects.filter(table=table) if s.number != state.actor)
+    with pytest.raises(TableError):
+        play.hand_act(table_id=table.id, user=bystander, kind="fold")
+    assert connection.connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    hand.refresh_from_db()
+    assert hand.turn_version == turn + 1
