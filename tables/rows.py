@@ -561,13 +561,16 @@ def _transaction_begun_by_query(connection_: Any, begins: bool) -> Iterator[None
     transaction open; with the flag set for the query, it leaves it to the query, whose
     first statement is that BEGIN (`_get_tx_start_command`, with the connection's
     isolation level). The server's transaction status then says the rest, as for a
-    transaction psycopg began (commit, rollback). tests/tables/test_rows.py follows the
-    protocol's messages to hold psycopg (pinned) to this."""
+    transaction psycopg began (commit, rollback). A query that fails before its BEGIN runs
+    (a value psycopg refuses, SQL the server cannot parse) ran nothing, and leaves no
+    transaction open, where psycopg's BEGIN would have left an aborted one: the command
+    fails either way. tests/tables/test_rows.py follows the protocol's messages to hold
+    psycopg (pinned) to this, and interrupts the query in the ways a command can fail."""
     if not begins:
         yield
         return
-    connection_._autocommit = True
     try:
+        connection_._autocommit = True
         yield
     finally:
         connection_._autocommit = False

@@ -5,18 +5,20 @@ import threading
 from collections.abc import Iterator
 
 import psycopg
+import psycopg.sql
 import pytest
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, connections, transaction
 from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
+from cashier.audit import ledger_audit
 from cashier.models import LedgerTransaction
 from tables import rows
 from tables.engine.state import HandState
 from tables.exceptions import TableBusy, TableError
 from tables.models import Hand, HandEvent, HandPlayer, HandStatus, RakeContribution, Seat, Table
-from tables.services import play
+from tables.services import play, seating
 from tables.services.command import TableCommand, table_command
 from tables.services.hands import hand_start_due
 from tests.conftest import database_url_for
@@ -29,6 +31,7 @@ from tests.kit import (
     play_passively,
     sit,
     table_with_players,
+    wallet,
 )
 
 pytestmark = pytest.mark.django_db
@@ -558,3 +561,82 @@ def test_a_command_begins_its_transaction_in_its_first_query_not_a_round_trip_of
     assert connection.connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
     hand.refresh_from_db()
     assert hand.turn_version == turn + 1
+
+
+def _no_transaction_left(other_session: psycopg.Connection) -> None:
+    """Django, psycopg and the server all out of the failed command's transaction."""
+    assert not connection.in_atomic_block and connection.get_autocommit()
+    if connection.connection is not None and not connection.connection.closed:
+        assert connection.connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    left = other_session.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+        " AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%%'"
+    ).fetchone()
+    assert left == (0,)
+
+
+def _act_and_audit(table: Table) -> None:
+    """The table's next act goes through, and the ledger balances."""
+    hand, state = current(table)
+    turn = hand.turn_version
+    actor = Seat.objects.get(table=table, number=state.actor).player
+    kind = "check" if state.legal_actions().can_check else "call"
+    play.hand_act(table_id=table.id, user=actor, kind=kind)
+    hand.refresh_from_db()
+    assert hand.turn_version == turn + 1
+    assert ledger_audit().ok
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_the_query_that_began_it_the_transaction_is_psycopgs_own():
+    """Out of autocommit for the rest of it (commit, rollback and savepoints as usual)."""
+    table = TableFactory()
+    with transaction.atomic():
+        assert rows.table_locked(table.pk, lock_timeout_ms=5000) is not None
+        session = connection.connection
+        assert session.autocommit is False
+        assert session.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+    assert session.autocommit is True
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("failure", ["lock_timeout", "refused_setting", "backend_terminated"])
+def test_a_first_query_that_fails_leaves_no_transaction_and_moves_nothing(
+    failure, settings, other_session
+):
+    """The query carrying the BEGIN fails after it ran (the lock not free in time; a
+    setting the server refuses; the session killed while it waits): the command fails,
+    nothing moved, no transaction is left open, and the table plays on."""
+    table, _ = table_with_players(StakeLevelFactory(), 3)
+    deal(table)
+    newcomer = funded_player()
+    before = (LedgerTransaction.objects.count(), wallet(newcomer))
+    connection.ensure_connection()
+    backend = connection.connection.info.backend_pid
+    if failure == "refused_setting":
+        settings.TABLE_LOCK_TIMEOUT_MS = -5
+    else:
+        settings.TABLE_LOCK_TIMEOUT_MS = 300 if failure == "lock_timeout" else 10_000
+        hold = psycopg.sql.SQL("SELECT 1 FROM {} WHERE id = %s FOR UPDATE")
+        other_session.execute(hold.format(psycopg.sql.Identifier(Table._meta.db_table)), [table.pk])
+    if failure == "backend_terminated":
+
+        def terminate() -> None:
+            with psycopg.connect(database_url_for(settings.DATABASES["default"])) as killer:
+                killer.execute("SELECT pg_terminate_backend(%s)", [backend])
+
+        threading.Timer(0.5, terminate).start()
+    with pytest.raises((TableBusy, DatabaseError)):
+        seating.seat_take(
+            table_id=table.id,
+            user=newcomer,
+            seat_number=4,
+            buy_in=table.stake_level.buy_in_max,
+            idempotency_key="ws:x:sit:first-query",
+        )
+    other_session.rollback()
+    settings.TABLE_LOCK_TIMEOUT_MS = 5000
+    _no_transaction_left(other_session)
+    assert (LedgerTransaction.objects.count(), wallet(newcomer)) == before
+    assert not Seat.objects.filter(player=newcomer).exists()
+    _act_and_audit(table)
