@@ -21,13 +21,13 @@ def user_can_play(*, user: User) -> bool:
     database and approve withdrawals, so an account of theirs at a table or in the
     cashier would play with knowledge no player has and move its own money.
     """
-    return (
-        user.is_authenticated
-        and user.is_active
-        and not user.is_staff
-        and not user.is_superuser
-        and not user_is_auditor(user=user)
-    )
+    return user_flags_allow_play(user=user) and not user_is_auditor(user=user)
+
+
+def user_flags_allow_play(*, user: User) -> bool:
+    """The part of `user_can_play` read from the user's own row, without a query (the
+    auditors' group is not)."""
+    return user.is_authenticated and user.is_active and not user.is_staff and not user.is_superuser
 
 
 def user_name_conflict(*, username: str, exclude_id: int | None = None) -> User | None:

@@ -7,24 +7,12 @@ from django.db.models import OuterRef, QuerySet, Subquery, Sum
 
 from accounts.models import User
 from accounts.selectors import user_is_auditor
-from cashier.models import (
-    AccountKind,
-    LedgerAccount,
-    LedgerEntry,
-    LedgerTransaction,
-    Withdrawal,
-    WithdrawalStatus,
-)
+from cashier.models import AccountKind, LedgerAccount, LedgerEntry, Withdrawal, WithdrawalStatus
 
 
 def wallet_get(*, user: User) -> LedgerAccount | None:
     """The player's wallet, or None before their first movement."""
     return LedgerAccount.objects.filter(kind=AccountKind.WALLET, user=user).first()
-
-
-def idempotency_key_used(*, idempotency_key: str) -> bool:
-    """Whether a movement was posted under this key (committed, as this session sees)."""
-    return LedgerTransaction.objects.filter(idempotency_key=idempotency_key).exists()
 
 
 def wallet_balance(*, user: User) -> int:

@@ -9,7 +9,7 @@ of the seats' `stack`, because stacks only change when a hand is settled.
 from typing import Any
 
 from accounts.models import User
-from accounts.selectors import user_can_play
+from accounts.selectors import user_can_play, user_flags_allow_play
 from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.models import LedgerTransaction, TransactionKind
@@ -168,16 +168,14 @@ def seat_take_unless_busy(
     is answered with it. A sit let in here is not asked again under the lock: that
     wait could outlast a filling room's interval, and the seat of it go to another.
     """
-    if not _may_play(user):
-        return seat_take(table_id=table_id, user=user, idempotency_key=idempotency_key, **fields)
-    try:
-        capacity.refuse_new_seat_when_busy(user_id=user.pk, table_id=table_id)
-    except RoomBusy:
-        if table_and_key_unused(table_id=table_id, idempotency_key=idempotency_key):
-            raise
-        admitted = False
-    else:
-        admitted = True
+    admitted = False
+    if user_flags_allow_play(user=user):  # the others are told why by `seat_take`
+        try:
+            capacity.refuse_new_seat_when_busy(user_id=user.pk, table_id=table_id)
+            admitted = True
+        except RoomBusy:
+            if table_and_key_unused(table_id=table_id, idempotency_key=idempotency_key):
+                raise
     return seat_take(
         table_id=table_id,
         user=user,
@@ -185,12 +183,6 @@ def seat_take_unless_busy(
         capacity_asked=admitted,
         **fields,
     )
-
-
-def _may_play(user: User) -> bool:
-    # What `user_can_play` reads without a query: those it refuses are told why (not
-    # that the room is full) by `seat_take`, and take no filling room's seat meanwhile.
-    return user.is_active and not user.is_staff and not user.is_superuser
 
 
 def _buy_in_refusal(*, table: Table, departure: Departure | None, low: int, high: int) -> str:
