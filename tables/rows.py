@@ -9,8 +9,9 @@ web process's CPU, its compiler alone a tenth (py-spy), more than PostgreSQL spe
 running the statements.
 
 Here the SQL of each statement is made once per model and field list, from the models'
-own metadata, and cached. Rows become model instances through `Model.from_db` after the
-fields' own database converters, as the ORM's reads do; writes prepare each value with
+own metadata, and cached. Rows become model instances after the fields' own database
+converters, as the ORM's reads do: the instance `Model.from_db` makes, its fields set
+straight into its __dict__ (`_Columns.instance`); writes prepare each value with
 its field (`pre_save`, `get_db_prep_save`), as `Model.save` does, and a command's writes
 go in one query (`Writes`). The instances are
 ordinary ones: the rest of the code saves them, follows their relations and compares
@@ -29,13 +30,17 @@ import contextlib
 import datetime
 import functools
 import hashlib
+import inspect
 import re
 import weakref
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import psycopg.errors
-from django.db import DatabaseError, OperationalError, connection, models
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, OperationalError, connection, models
+from django.db.models.base import ModelState
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
+from django.db.models.signals import post_init, pre_init
 
 from tables.models import Hand, HandPlayer, HandStatus, Seat, Table, TableStatus
 
@@ -61,6 +66,15 @@ class _Columns:
             raise ValueError(f"{model.__name__} has no column for some of {only}")
         self.model = model
         self.attnames = [f.attname for f in fields]
+        # Whether an instance can be made by setting its fields' entries (`instance`):
+        # Django's own __init__ and from_db, and every field set as an entry of the
+        # instance's __dict__, not through a descriptor of its own (a file field's, say;
+        # a foreign key's id only clears a cached object, which a new instance has not).
+        self.plain = (
+            model.__init__ is models.Model.__init__
+            and model.from_db.__func__ is models.Model.from_db.__func__
+            and all(_set_in_dict(model, name) for name in self.attnames)
+        )
         self.select = ", ".join(f"{table}.{quote(f.column)}" for f in fields)
         self.converters: list[tuple[int, list[Converter], Any]] = []
         for index, f in enumerate(fields):
@@ -76,7 +90,23 @@ class _Columns:
         for index, converters, column in self.converters:
             for convert in converters:
                 values[index] = convert(values[index], column, connection)
-        return self.model.from_db(connection.alias, self.attnames, values)
+        if not self.plain or pre_init.receivers or post_init.receivers:
+            return self.model.from_db(connection.alias, self.attnames, values)
+        # What `Model.from_db` makes, without `Model.__init__`'s walk over every field,
+        # its signals (none connected) and, for a deferred field, its DEFERRED marker: a
+        # field is an entry of the instance's __dict__, a deferred one none.
+        instance = self.model.__new__(self.model)
+        instance._state = state = ModelState()
+        state.adding, state.db = False, DEFAULT_DB_ALIAS
+        instance.__dict__.update(zip(self.attnames, values, strict=True))
+        return instance
+
+
+def _set_in_dict(model: type[models.Model], attname: str) -> bool:
+    descriptor = inspect.getattr_static(model, attname, None)
+    return isinstance(descriptor, ForeignKeyDeferredAttribute) or not hasattr(
+        type(descriptor), "__set__"
+    )
 
 
 @functools.cache

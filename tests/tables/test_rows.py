@@ -9,6 +9,7 @@ import psycopg.sql
 import pytest
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, connections, transaction
+from django.db.models.signals import post_init
 from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
@@ -142,6 +143,55 @@ def test_seats_come_by_number_with_their_players_as_the_orms(dealt):
     assert [s.player for s in seats] == users
     # The advance action is JSON: read through the field's converter, as the ORM does.
     assert all(s.advance is None or isinstance(s.advance, dict) for s in seats)
+
+
+def test_instances_hold_what_from_db_gives_them_and_nothing_more(dealt):
+    table, _, hand = dealt
+    with transaction.atomic():
+        locked = rows.table_locked(table.pk, lock_timeout_ms=5000)
+    orm_seats = list(
+        Seat.objects.filter(table=table)
+        .select_related("player")
+        .only(
+            *(f.name for f in Seat._meta.concrete_fields),
+            *("player__" + name for name in rows.SEAT_PLAYER_FIELDS),
+        )
+        .order_by("number")
+    )
+    pairs = [
+        (locked.table, Table.objects.get(pk=table.pk)),
+        (locked.table.stake_level, table.stake_level),
+        (locked.hand, Hand.objects.get(pk=hand.pk)),
+        *zip(locked.seats, orm_seats, strict=True),
+        *((ours.player, orm.player) for ours, orm in zip(locked.seats, orm_seats, strict=True)),
+    ]
+    for ours, orm in pairs:
+        assert type(ours) is type(orm)
+        assert {k: v for k, v in vars(ours).items() if k != "_state"} == {
+            k: v for k, v in vars(orm).items() if k != "_state"
+        }
+        assert (ours._state.adding, ours._state.db) == (False, "default")
+        assert ours.get_deferred_fields() == orm.get_deferred_fields()
+    # An ordinary instance: saved, it writes its row back.
+    locked.table.name = "renamed"
+    locked.table.save(update_fields=["name"])
+    assert Table.objects.get(pk=table.pk).name == "renamed"
+
+
+def test_a_model_with_init_signal_receivers_is_made_by_its_init(dealt):
+    table, _, _ = dealt
+    made = []
+
+    def receiver(sender, instance, **kwargs):
+        made.append(instance)
+
+    post_init.connect(receiver, sender=Table)
+    try:
+        with transaction.atomic():
+            locked = rows.table_locked(table.pk, lock_timeout_ms=5000)
+    finally:
+        post_init.disconnect(receiver, sender=Table)
+    assert [instance is locked.table for instance in made] == [True]
 
 
 def test_the_hand_in_progress_is_the_orms_with_its_state_parsed(dealt):
