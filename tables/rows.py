@@ -67,12 +67,14 @@ class _Columns:
         self.model = model
         self.attnames = [f.attname for f in fields]
         # Whether an instance can be made by setting its fields' entries (`instance`):
-        # Django's own __init__ and from_db, and every field set as an entry of the
-        # instance's __dict__, not through a descriptor of its own (a file field's, say;
-        # a foreign key's id only clears a cached object, which a new instance has not).
+        # Django's own __init__ (none of a mixin's either), from_db and __setattr__, and
+        # every field set as an entry of the instance's __dict__, not through a
+        # descriptor of its own (a file field's, say; a foreign key's id only clears a
+        # cached object, which a new instance has not).
         self.plain = (
-            model.__init__ is models.Model.__init__
+            all(c in (models.Model, object) or "__init__" not in vars(c) for c in model.__mro__)
             and model.from_db.__func__ is models.Model.from_db.__func__
+            and model.__setattr__ is object.__setattr__
             and all(_set_in_dict(model, name) for name in self.attnames)
         )
         self.select = ", ".join(f"{table}.{quote(f.column)}" for f in fields)
@@ -104,7 +106,7 @@ class _Columns:
 
 def _set_in_dict(model: type[models.Model], attname: str) -> bool:
     descriptor = inspect.getattr_static(model, attname, None)
-    return isinstance(descriptor, ForeignKeyDeferredAttribute) or not hasattr(
+    return type(descriptor) is ForeignKeyDeferredAttribute or not hasattr(
         type(descriptor), "__set__"
     )
 

@@ -7,7 +7,7 @@ import datetime
 import psycopg
 import pytest
 from django.db import DataError, connection, transaction
-from django.db.backends.postgresql.psycopg_any import register_tzloader
+from django.db.backends.postgresql.psycopg_any import BaseTzLoader, register_tzloader
 from psycopg.adapt import PyFormat
 from psycopg.pq import Format
 
@@ -54,6 +54,18 @@ def test_a_timestamp_is_the_value_djangos_loader_reads_in_utc(text):
     ours = read(text)
     assert ours == read(text, djangos=True)
     assert ours.tzinfo is datetime.UTC
+
+
+def test_the_servers_iso_output_is_read_without_djangos_loader(monkeypatch):
+    def refuse(self, data):
+        raise AssertionError(f"Django's loader read {bytes(data)!r}")
+
+    monkeypatch.setattr(BaseTzLoader, "load", refuse)
+    assert read("2026-12-06 23:07:06.5+00") == datetime.datetime(
+        2026, 12, 6, 23, 7, 6, 500000, tzinfo=datetime.UTC
+    )
+    with pytest.raises(AssertionError, match="Django's loader read b'infinity'"):
+        read("infinity")
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,10 @@ import psycopg
 import psycopg.sql
 import pytest
 from django.conf import settings
-from django.db import DatabaseError, OperationalError, connection, connections, transaction
+from django.db import DatabaseError, OperationalError, connection, connections, models, transaction
 from django.db.models.signals import post_init
 from django.forms.models import model_to_dict
-from django.test.utils import CaptureQueriesContext
+from django.test.utils import CaptureQueriesContext, isolate_apps
 
 from cashier.audit import ledger_audit
 from cashier.models import LedgerTransaction
@@ -192,6 +192,41 @@ def test_a_model_with_init_signal_receivers_is_made_by_its_init(dealt):
     finally:
         post_init.disconnect(receiver, sender=Table)
     assert [instance is locked.table for instance in made] == [True]
+
+
+@isolate_apps("tables")
+def test_a_model_with_its_own_init_setattr_or_field_setter_is_made_by_from_db():
+    class Mixin:
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+
+    class InTables:
+        app_label = "tables"
+
+    class WithMixin(models.Model, Mixin):  # noqa: DJ008 (a test's model, never shown)
+        Meta = InTables
+
+    class WithSetattr(models.Model):  # noqa: DJ008
+        Meta = InTables
+
+        def __setattr__(self, name, value):
+            super().__setattr__(name, value)
+
+    class WithFile(models.Model):  # noqa: DJ008
+        Meta = InTables
+        upload = models.FileField()
+
+    class Plain(models.Model):  # noqa: DJ008
+        Meta = InTables
+        table = models.ForeignKey(Table, on_delete=models.CASCADE)
+
+    assert [rows._Columns(m).plain for m in (WithMixin, WithSetattr, WithFile, Plain)] == [
+        False,
+        False,
+        False,
+        True,
+    ]
+    assert all(rows._Columns(m).plain for m in (Table, Seat, Hand, HandPlayer))
 
 
 def test_the_hand_in_progress_is_the_orms_with_its_state_parsed(dealt):
