@@ -93,7 +93,7 @@ class _Columns:
             for convert in converters:
                 values[index] = convert(values[index], column, connection)
         if not self.plain or pre_init.receivers or post_init.receivers:
-            return self.model.from_db(connection.alias, self.attnames, values)
+            return self.model.from_db(DEFAULT_DB_ALIAS, self.attnames, values)
         # What `Model.from_db` makes, without `Model.__init__`'s walk over every field,
         # its signals (none connected) and, for a deferred field, its DEFERRED marker: a
         # field is an entry of the instance's __dict__, a deferred one none.
