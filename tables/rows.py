@@ -37,7 +37,14 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import psycopg.errors
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, OperationalError, connection, models
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    DatabaseError,
+    DataError,
+    OperationalError,
+    connection,
+    models,
+)
 from django.db.models.base import ModelState
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.signals import post_init, pre_init
@@ -417,16 +424,16 @@ class Writes:
     Each statement on its own paid the whole client path (Django's cursor wrapper,
     psycopg's cursor, a round trip) for a few microseconds of PostgreSQL's time: an
     action's hand, events and table row were three of an `act`'s eight. Client-side
-    binding (Django's default with psycopg 3) sends several statements in one query;
-    each one's row count is read from its own result. The statements run in the
-    caller's transaction, in order: one that fails raises, and the transaction (with
-    the statements before it) rolls back.
+    binding (Django's default with psycopg 3) sends several statements in one query.
+    The statements run in the caller's transaction, in order: one that fails raises,
+    and the transaction (with the statements before it) rolls back. An update checks in
+    the SQL itself that it changed its row (`_update_sql`), so that the same query can
+    end with the transaction's COMMIT (`send(commit=True)`): nothing is left to check
+    once it has run.
     """
 
     def __init__(self) -> None:
         self._statements: list[tuple[str, list[Any]]] = []
-        # The statements that must change exactly one row (updates), by position.
-        self._one_row: list[bool] = []
         self._inserted: list[models.Model] = []
 
     def update(self, instance: models.Model, fields: Sequence[str]) -> None:
@@ -434,7 +441,7 @@ class Writes:
         receivers): the values are read now, the row written at `send`."""
         sql, concrete = _update_sql(type(instance), tuple(fields))
         values = [f.get_db_prep_save(f.pre_save(instance, False), connection) for f in concrete]
-        self._add(sql, [*values, instance.pk], one_row=True)
+        self._statements.append((sql, [*values, instance.pk]))
 
     def insert(self, instances: Sequence[models.Model], *, with_pk: bool = False) -> None:
         """`bulk_create(instances)` of one model as one statement (ids not read back):
@@ -448,38 +455,67 @@ class Writes:
             for instance in instances
             for f in fields
         ]
-        self._add(_insert_sql(model, len(instances), with_pk), values, one_row=False)
+        self._statements.append((_insert_sql(model, len(instances), with_pk), values))
         self._inserted.extend(instances)
 
-    def _add(self, sql: str, params: list[Any], *, one_row: bool) -> None:
-        self._statements.append((sql, params))
-        self._one_row.append(one_row)
+    def send(self, *, commit: bool = False) -> None:
+        """Run the statements, in order, in one query (once: a `Writes` is one command's).
 
-    def send(self) -> None:
-        """Run the statements, in order, in one query (once: a `Writes` is one command's)."""
+        `commit`: the query ends with the COMMIT of the transaction, which must be the
+        outermost `atomic` block's, with nothing after the writes but its end. That saves
+        the commit's own round trip, a fifth of an action's queries and one of the
+        waits of the thread that serves a web process's table commands; Django's commit
+        at the block's end then finds the transaction over, and psycopg sends nothing.
+        A COMMIT that fails (a deferred ledger check) fails the query, as it would have
+        failed the block's end: the block rolls back and its on-commit hooks (the
+        command's messages) are dropped.
+        """
         if not self._statements:
             return
+        if commit and not _commits_at_block_end(connection):
+            raise ValueError("the writes can commit only the outermost atomic block")
         with connection.cursor() as cursor:
-            _execute(cursor, self._statements)
-            for position, one_row in enumerate(self._one_row):
-                if position:
-                    cursor.nextset()
-                if one_row and cursor.rowcount != 1:
+            try:
+                _execute(cursor, self._statements, last="COMMIT" if commit else None)
+            except DataError as exc:
+                if _ROW_GONE in str(exc):
                     # What Model.save says when update_fields matched no row.
-                    raise DatabaseError("Save with update_fields did not affect any rows.")
+                    raise DatabaseError("Save with update_fields did not affect any rows.") from exc
+                raise
         for instance in self._inserted:
             instance._state.adding = False
             instance._state.db = connection.alias
+
+
+def _commits_at_block_end(connection_: Any) -> bool:
+    """Whether the connection is in its outermost atomic block (no savepoint open), one
+    that commits at its end and may still: what Django would commit next."""
+    return (
+        connection_.in_atomic_block
+        and connection_.commit_on_exit
+        and not connection_.savepoint_ids
+        and not connection_.needs_rollback
+    )
+
+
+# An update that matched no row fails its query, with this in the error: the COMMIT after
+# it must not run. The text is cast to an integer only then (the cast fails, naming it):
+# a constant that fails, such as 1 / 0, would fail when the statement is planned.
+_ROW_GONE = "the row to update is gone, rows matched:"
 
 
 @functools.cache
 def _update_sql(
     model: type[models.Model], fields: tuple[str, ...]
 ) -> tuple[str, list[models.Field]]:
+    """The update of `fields` of one row by its key, which fails unless it changed that
+    row (`_ROW_GONE`), and the fields."""
     concrete = [model._meta.get_field(name) for name in fields]
     assignments = ", ".join(f"{_quote(f.column)} = %s" for f in concrete)
     table, pk = _quote(model._meta.db_table), _quote(model._meta.pk.column)
-    return f"UPDATE {table} SET {assignments} WHERE {pk} = %s", concrete  # noqa: S608
+    update = f"UPDATE {table} SET {assignments} WHERE {pk} = %s RETURNING 1"  # noqa: S608
+    check = f"CASE count(*) WHEN 1 THEN 1 ELSE ('{_ROW_GONE} ' || count(*))::int END"
+    return f"WITH changed AS ({update}) SELECT {check} FROM changed", concrete  # noqa: S608
 
 
 def _insert_fields(model: type[models.Model], with_pk: bool) -> list[models.Field]:
@@ -517,6 +553,7 @@ def _execute(
     statements: Sequence[tuple[str, Sequence[Any]]],
     *,
     first: tuple[str, Sequence[Any]] | None = None,
+    last: str | None = None,
 ) -> None:
     """Run `statements` (SQL with %s placeholders, and their parameters), in order, in one
     query, each as a statement prepared on the connection; the cursor is left at the
@@ -530,7 +567,9 @@ def _execute(
     its next query drops them all and prepares afresh. A statement that no longer fits
     the schema fails its command as an outage would (an `OperationalError`, not the
     table's fault), and every connection prepares afresh. A query that is its
-    transaction's first begins it, ahead of all that (`_transaction_begun_by_query`)."""
+    transaction's first begins it, ahead of all that (`_transaction_begun_by_query`).
+    `last`, a statement without parameters, runs after everything else (the COMMIT of
+    `Writes.send`; PostgreSQL cannot prepare a COMMIT)."""
     global _generation
     connection_ = cursor.connection  # psycopg's, the server session's
     generation = _generation
@@ -559,7 +598,8 @@ def _execute(
         values.extend(params)
     try:
         with _transaction_begun_by_query(connection_, begins):
-            cursor.execute(";\n".join(head + preparing + runs), values)
+            tail = [] if last is None else [last]
+            cursor.execute(";\n".join(head + preparing + runs + tail), values)
     except BaseException as exc:  # interrupted too: what ran of the query is not known
         _prepared[connection_] = None
         if isinstance(exc, Exception) and _no_longer_fits(exc):

@@ -12,8 +12,9 @@
    (`emit`) and notes for one player (`note`);
 4. writes it all at the end, in one query: the hand and its state once (a deal's new hand
    with its players), the changed seats, the hand's event log, the rows inserted (a
-   settled hand's rake shares), the table row with its new stream version; and after the
-   commit publishes the command's messages, numbered, in one message of the table's feed.
+   settled hand's rake shares), the table row with its new stream version, and the
+   transaction's COMMIT; and after the commit publishes the command's messages,
+   numbered, in one message of the table's feed.
 
 Adding a command is one short function: check, then apply and emit.
 
@@ -279,8 +280,11 @@ class TableCommand:
         public, private = self._messages[-1]
         private[user_id] = {**private.get(user_id, public), **note.fields()}
 
-    def finish(self) -> None:
-        """Write what the command changed; its messages go out after the commit."""
+    def finish(self, *, commit: bool) -> None:
+        """Write what the command changed; its messages go out after the commit.
+
+        `commit`: the command's transaction is the outermost, and ends with the writes
+        (`rows.Writes.send`)."""
         writes = rows.Writes()
         hand = self._hand
         if self._hand_changed and hand is not None:
@@ -311,7 +315,7 @@ class TableCommand:
             publish_on_commit(table_id=self.table.id, messages=messages)
         if self._table_fields:
             writes.update(self.table, sorted(self._table_fields))
-        writes.send()
+        writes.send(commit=commit)
 
 
 def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P, R]:
@@ -325,7 +329,7 @@ def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P
             with transaction.atomic(durable=True):
                 cmd = TableCommand(table_lock(table_id=table_id))  # type: ignore[arg-type]
                 result = func(cmd, *args, **kwargs)
-                cmd.finish()
+                cmd.finish(commit=outermost)
         except REFUSALS:
             raise
         except OperationalError as exc:

@@ -4,9 +4,11 @@ the ORM's own would, on the real PostgreSQL."""
 import threading
 from collections.abc import Iterator
 
+import msgpack
 import psycopg
 import psycopg.sql
 import pytest
+import redis
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, connections, models, transaction
 from django.db.models.signals import post_init
@@ -14,10 +16,13 @@ from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext, isolate_apps
 
 from cashier.audit import ledger_audit
-from cashier.models import LedgerTransaction
-from tables import rows
+from cashier.models import AccountKind, LedgerEntry, LedgerTransaction
+from cashier.services import system_account_ensure, table_top_up
+from tables import feed, rows
 from tables.engine.state import HandState
 from tables.exceptions import TableBusy, TableError
+from tables.ledger import table_account_ensure
+from tables.messages import TableStatusChanged
 from tables.models import Hand, HandEvent, HandPlayer, HandStatus, RakeContribution, Seat, Table
 from tables.services import play, seating
 from tables.services.command import TableCommand, table_command
@@ -273,8 +278,21 @@ def test_an_update_of_a_row_that_is_gone_fails_as_model_save_does(dealt):
     ghost.pk = hand.pk + 10**9  # no such row
     writes = rows.Writes()
     writes.update(ghost, ["rake"])
-    with pytest.raises(DatabaseError, match="did not affect any rows"):
+    # It fails in the database (its transaction aborted), so that nothing after it runs.
+    with pytest.raises(DatabaseError, match="did not affect any rows"), transaction.atomic():
         writes.send()
+
+
+def test_writes_commit_only_the_outermost_atomic_block(dealt):
+    """A COMMIT inside a savepoint (here the test's own transaction's) would end the
+    transaction under the blocks around it: refused, and nothing written."""
+    _, _, hand = dealt
+    hand.rake = 4_321
+    writes = rows.Writes()
+    writes.update(hand, ["rake"])
+    with pytest.raises(ValueError, match="outermost"), transaction.atomic():
+        writes.send(commit=True)
+    assert Hand.objects.get(pk=hand.pk).rake != 4_321
 
 
 def test_events_are_inserted_as_bulk_create_would(dealt):
@@ -606,12 +624,14 @@ def test_a_column_changed_under_a_prepared_statement_fails_one_command_as_an_out
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_command_begins_its_transaction_in_its_first_query_not_a_round_trip_of_its_own(
+def test_a_command_begins_its_transaction_in_its_first_query_and_commits_it_in_its_last(
     tmp_path,
 ):
-    """psycopg (pinned) sends a BEGIN of its own before a transaction's first query; a
-    table command's lock read carries it instead (`rows._transaction_begun_by_query`).
-    Followed on the wire: the protocol's messages, as libpq traces them."""
+    """psycopg (pinned) sends a BEGIN of its own before a transaction's first query, and
+    a COMMIT of its own at its end; a table command's lock read carries the BEGIN
+    (`rows._transaction_begun_by_query`) and its writes the COMMIT (`rows.Writes.send`):
+    an action is two queries. Followed on the wire: the protocol's messages, as libpq
+    traces them."""
     table, _ = table_with_players(StakeLevelFactory(), 3)
     deal(table)
     hand, state = current(table)
@@ -631,11 +651,16 @@ def test_a_command_begins_its_transaction_in_its_first_query_not_a_round_trip_of
             pgconn.untrace()
     lines = trace.read_text().splitlines()
     # Each query's first line (a query's own lines follow its message's).
-    queries = [(n, line.split("\t")[3]) for n, line in enumerate(lines) if "\tQuery\t" in line]
-    (first, begin), *_, (_, last) = queries
-    assert begin == ' "BEGIN;' and lines[first + 1].startswith("SELECT set_config('lock_timeout'")
-    assert ' "BEGIN"' not in [text for _, text in queries] and last == ' "COMMIT"'
-    assert len(queries) == 3  # the lock's read, the writes, the commit
+    queries = [n for n, line in enumerate(lines) if "\tQuery\t" in line]
+    assert len(queries) == 2  # the lock's read, the writes
+    lock, writes = queries
+    assert lines[lock].endswith('"BEGIN;')
+    assert lines[lock + 1].startswith("SELECT set_config('lock_timeout'")
+    # The writes' query ends with the COMMIT; nothing is sent after it.
+    answer = next(n for n in range(writes, len(lines)) if lines[n].startswith("B\t"))
+    assert lines[answer - 1] == 'COMMIT"'
+    assert not any(line.startswith("F\t") for line in lines[answer:])
+    assert lines[-2:] == ['B\t11\tCommandComplete\t "COMMIT"', "B\t5\tReadyForQuery\t I"]
     hand.refresh_from_db()
     assert hand.turn_version == turn + 1
     # A command refused under the lock rolls its transaction back, as psycopg's would be.
@@ -725,3 +750,87 @@ def test_a_first_query_that_fails_leaves_no_transaction_and_moves_nothing(
     assert (LedgerTransaction.objects.count(), wallet(newcomer)) == before
     assert not Seat.objects.filter(player=newcomer).exists()
     _act_and_audit(table)
+
+
+def _feed_listener(table: Table) -> "redis.client.PubSub":
+    """A subscriber to the table's feed, as a web process with viewers of it is."""
+    listener = redis.Redis.from_url(settings.REDIS_URL).pubsub(ignore_subscribe_messages=True)
+    listener.subscribe(feed.feed_channel(table.id))
+    assert listener.get_message(timeout=1) is None  # the subscription's confirmation
+    return listener
+
+
+def _versions_heard(listener: "redis.client.PubSub") -> list[int]:
+    heard = []
+    while (message := listener.get_message(timeout=0.5)) is not None:
+        body = msgpack.unpackb(message["data"], raw=False)
+        heard += [wire["version"] for wire in body["messages"]]
+    return heard
+
+
+@table_command
+def _top_up_and_write(cmd: TableCommand, *, user, spoil) -> None:  # type: ignore[no-untyped-def]
+    """A command that moves money, changes a seat and the table and publishes: `spoil`
+    breaks it after all that, where only the writes' query can find out."""
+    table_top_up(
+        user=user,
+        account=table_account_ensure(table=cmd.table),
+        amount=100,
+        idempotency_key=f"test:{cmd.table.pk}:top-up:{spoil}",
+    )
+    seat = cmd.seats[0]
+    seat.stack += 100
+    cmd.save_seat(seat, "stack")
+    cmd.emit(TableStatusChanged(status=cmd.table.status))
+    spoil(cmd)
+
+
+def _a_seat_gone(cmd: TableCommand) -> None:
+    # A seat the command changes, whose row is not there (a later update of the same
+    # query, the table's, must not run either).
+    ghost = Seat.objects.get(pk=cmd.seats[1].pk)
+    ghost.pk += 10**9
+    cmd.save_seat(ghost, "stack")
+
+
+def _ledger_unbalanced(cmd: TableCommand) -> None:
+    # One leg: PostgreSQL's deferred check refuses it at the COMMIT, which the writes' query
+    # carries.
+    posted = LedgerTransaction.objects.create(
+        kind="deposit", idempotency_key=f"test:{cmd.table.pk}:lone-leg", fingerprint="x"
+    )
+    house = system_account_ensure(kind=AccountKind.HOUSE)
+    LedgerEntry.objects.create(transaction=posted, account=house, amount=5)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("spoil", "refusal"),
+    [(_a_seat_gone, "did not affect any rows"), (_ledger_unbalanced, "unbalanced")],
+)
+def test_writes_that_fail_at_or_before_their_commit_commit_move_and_publish_nothing(
+    spoil, refusal, other_session
+):
+    """The COMMIT rides on the writes' query: a row found gone by an update of that query,
+    or the ledger's deferred check failing at the COMMIT, fails the command as a failed
+    commit did. Nothing is committed, no chip moves, no message goes out, the failure is
+    counted, no transaction is left open, and the table plays on."""
+    table, _ = table_with_players(StakeLevelFactory(), 3)
+    deal(table)
+    user = funded_player()
+    table.refresh_from_db()
+    seats = {seat.pk: seat.stack for seat in Seat.objects.filter(table=table)}
+    before = (LedgerTransaction.objects.count(), LedgerEntry.objects.count(), wallet(user))
+    listener = _feed_listener(table)
+    with pytest.raises(DatabaseError, match=refusal) as failure:
+        _top_up_and_write(table_id=table.id, user=user, spoil=spoil)
+    assert "send" in [entry.name for entry in failure.traceback]  # failed in the writes
+    _no_transaction_left(other_session)
+    assert (LedgerTransaction.objects.count(), LedgerEntry.objects.count(), wallet(user)) == before
+    assert {seat.pk: seat.stack for seat in Seat.objects.filter(table=table)} == seats
+    stored = Table.objects.get(pk=table.pk)
+    assert (stored.event_seq, stored.failure_count) == (table.event_seq, 1)
+    assert _versions_heard(listener) == []
+    _act_and_audit(table)
+    assert _versions_heard(listener)[0] == table.event_seq + 1  # the act's, numbered on
+    listener.close()
