@@ -9,8 +9,11 @@ database. Run it from a checkout with its services running (PostgreSQL, Redis):
 
     python bench/queries.py [--hands 20]
 
-It prints, per command, the statements of the median and the worst call, the median CPU
-of this process (the command as a web process or worker runs it, its publish included)
+It prints, per command, the statements of the median and the worst call (as Django logs
+them: its BEGIN and COMMIT are logged whether or not psycopg sent them), the round trips
+to PostgreSQL of the median call (the queries psycopg sent, each waited for), the median
+wall time (what the thread serving a web process's table commands spends on one), the
+median CPU of this process (the command as a web process or worker runs it, its publish included)
 and of its PostgreSQL backend (from /proc), the WAL it wrote (the server's, so with the
 machine otherwise idle: unlike the CPU, the same from run to run), and the statements
 of the median `act` by kind (SELECT / INSERT / UPDATE / other), and how many updates of
@@ -55,21 +58,24 @@ def main() -> int:
     finally:
         connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
     print(
-        "| command | calls | statements, median | worst | feed publishes, mean "
-        "| CPU ms, this process (median) | CPU ms, PostgreSQL (mean) | WAL bytes (median) |"
+        "| command | calls | statements, median | worst | round trips, median "
+        "| feed publishes, mean | wall ms (median) | CPU ms, this process (median) "
+        "| CPU ms, PostgreSQL (mean) | WAL bytes (median) |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, values in counts.items():
-        if name.endswith(" sends"):
+        if name.endswith((" sends", " trips")):
             continue
         mean_sends = statistics.mean(counts[f"{name} sends"])
         # The backend's clock ticks every 10 ms: a mean of its readings, not a median.
         client = statistics.median(cpu[f"{name} client"])
         server = statistics.mean(cpu[f"{name} pg"])
         wal = statistics.median(cpu[f"{name} wal"])
+        trips = statistics.median(counts[f"{name} trips"])
+        wall = statistics.median(cpu[f"{name} wall"])
         row = (
-            f"{len(values)} | {statistics.median(values):g} | {max(values)} | {mean_sends:.2f}"
-            f" | {client:.2f} | {server:.2f} | {wal:,.0f}"
+            f"{len(values)} | {statistics.median(values):g} | {max(values)} | {trips:g}"
+            f" | {mean_sends:.2f} | {wall:.2f} | {client:.2f} | {server:.2f} | {wal:,.0f}"
         )
         print(f"| {name} | {row} |")
     print()
@@ -128,6 +134,32 @@ def history_insert(connection, table_id: int, hands: int) -> None:  # type: igno
         cursor.execute("ANALYZE tables_hand")
 
 
+def round_trips_counted() -> list[int]:
+    """A counter of the queries psycopg (pinned) sends: a cursor's, and those it sends on
+    its own (its BEGIN before a transaction's first query, its COMMIT and ROLLBACK).
+    Counted where psycopg sends them, since Django's log names a COMMIT it never sent."""
+    from psycopg._connection_base import BaseConnection
+    from psycopg._cursor_base import BaseCursor
+    from psycopg.client_cursor import ClientCursorMixin
+
+    sent = [0]
+
+    def counting(cls: type, name: str) -> None:
+        original = getattr(cls, name)
+
+        def count(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            sent[0] += 1
+            return original(self, *args, **kwargs)
+
+        setattr(cls, name, count)
+
+    counting(BaseConnection, "_exec_command")
+    # Client-side binding (Django's default) has a send of its own.
+    counting(BaseCursor, "_execute_send")
+    counting(ClientCursorMixin, "_execute_send")
+    return sent
+
+
 def measure(
     hands: int, *, profile_top: int = 0, profiled: str = "act", history: int = 0
 ) -> tuple[dict[str, list[int]], Counter[str], dict[str, list[float]]]:
@@ -166,6 +198,7 @@ def measure(
         return publish(*args, **kwargs)
 
     feed.publish = counting_publish
+    trips = round_trips_counted()
 
     def counted(name: str, call):  # type: ignore[no-untyped-def]
         sends[0] = 0
@@ -173,14 +206,17 @@ def measure(
         # The PostgreSQL figure includes one `SELECT pg_backend_pid()` of the reading.
         server = backend_cpu_seconds(connection)
         wal = wal_position(connection)
-        client = time.process_time()
+        client, wall, sent = time.process_time(), time.perf_counter(), trips[0]
         with CaptureQueriesContext(connection) as captured:
             if profiling:
                 profile.enable()
             result = call()
             if profiling:
                 profile.disable()
+        cpu[f"{name} wall"].append((time.perf_counter() - wall) * 1000)
+        sent = trips[0] - sent
         cpu[f"{name} client"].append((time.process_time() - client) * 1000)
+        counts[f"{name} trips"].append(sent)
         cpu[f"{name} pg"].append((backend_cpu_seconds(connection) - server) * 1000)
         cpu[f"{name} wal"].append(wal_bytes_since(connection, wal))
         counts[name].append(len(captured.captured_queries))
