@@ -461,24 +461,29 @@ class Writes:
     def send(self, *, commit: bool = False) -> None:
         """Run the statements, in order, in one query (once: a `Writes` is one command's).
 
-        `commit`: the query ends with the COMMIT of the transaction, which must be the
-        outermost `atomic` block's, with nothing after the writes but its end. That saves
-        the commit's own round trip, a fifth of an action's queries and one of the
-        waits of the thread that serves a web process's table commands; Django's commit
-        at the block's end then finds the transaction over, and psycopg sends nothing.
-        A COMMIT that fails (a deferred ledger check) fails the query, as it would have
-        failed the block's end: the block rolls back and its on-commit hooks (the
-        command's messages) are dropped.
+        `commit`: end the query with the transaction's COMMIT when that is what Django
+        does next (the connection is in its outermost atomic block, which commits at its
+        end); otherwise the block's end commits, as without it. That saves the commit's
+        own round trip, a third of an action's queries and one of the waits of the
+        thread that serves a web process's table commands; Django's commit at the
+        block's end then finds the transaction over, and psycopg sends nothing. A COMMIT
+        that fails (a deferred ledger check) fails the query, as it would have failed
+        the block's end: the block rolls back and its on-commit hooks (the command's
+        messages) are dropped. What it costs: the server commits as soon as it has run
+        the query, so a process that dies, or loses its connection, while it waits for
+        the answer may have committed work whose messages it never publishes (before,
+        only while it waited for the COMMIT's own answer). Nothing is lost: the ledger
+        and the table's stream are the database's, and viewers who see the gap in the
+        stream's numbers ask for a snapshot.
         """
         if not self._statements:
             return
-        if commit and not _commits_at_block_end(connection):
-            raise ValueError("the writes can commit only the outermost atomic block")
+        last = "COMMIT" if commit and _commits_at_block_end(connection) else None
         with connection.cursor() as cursor:
             try:
-                _execute(cursor, self._statements, last="COMMIT" if commit else None)
+                _execute(cursor, self._statements, last=last)
             except DataError as exc:
-                if _ROW_GONE in str(exc):
+                if _row_gone(exc):
                     # What Model.save says when update_fields matched no row.
                     raise DatabaseError("Save with update_fields did not affect any rows.") from exc
                 raise
@@ -495,6 +500,14 @@ def _commits_at_block_end(connection_: Any) -> bool:
         and connection_.commit_on_exit
         and not connection_.savepoint_ids
         and not connection_.needs_rollback
+    )
+
+
+def _row_gone(exc: DataError) -> bool:
+    """Whether `exc` is an update's finding that its row is gone (`_update_sql`)."""
+    cause = exc.__cause__
+    return isinstance(cause, psycopg.errors.InvalidTextRepresentation) and _ROW_GONE in (
+        cause.diag.message_primary or ""
     )
 
 

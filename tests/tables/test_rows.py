@@ -10,7 +10,16 @@ import psycopg.sql
 import pytest
 import redis
 from django.conf import settings
-from django.db import DatabaseError, OperationalError, connection, connections, models, transaction
+from django.db import (
+    DatabaseError,
+    DataError,
+    IntegrityError,
+    OperationalError,
+    connection,
+    connections,
+    models,
+    transaction,
+)
 from django.db.models.signals import post_init
 from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext, isolate_apps
@@ -272,8 +281,13 @@ def test_an_update_writes_the_fields_named_and_no_other(dealt):
     assert Seat.objects.get(pk=seat.pk).advance == {"action": "check_fold", "nested": [1, "two"]}
 
 
-def test_an_update_of_a_row_that_is_gone_fails_as_model_save_does(dealt):
+@pytest.mark.parametrize("plans", ["force_custom_plan", "force_generic_plan"])
+def test_an_update_of_a_row_that_is_gone_fails_as_model_save_does(dealt, plans):
+    """Checked by the update itself, whatever plan the server makes of it (a generic
+    plan must not fold the refusal into a constant)."""
     _, _, hand = dealt
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('plan_cache_mode', %s, true)", [plans])
     ghost = Hand.objects.get(pk=hand.pk)
     ghost.pk = hand.pk + 10**9  # no such row
     writes = rows.Writes()
@@ -283,16 +297,21 @@ def test_an_update_of_a_row_that_is_gone_fails_as_model_save_does(dealt):
         writes.send()
 
 
-def test_writes_commit_only_the_outermost_atomic_block(dealt):
+def test_writes_leave_the_commit_to_a_block_that_is_not_the_outermost(dealt):
     """A COMMIT inside a savepoint (here the test's own transaction's) would end the
-    transaction under the blocks around it: refused, and nothing written."""
+    transaction under the blocks around it: the writes leave it to the blocks, as
+    without `commit`, and a block rolled back undoes them."""
     _, _, hand = dealt
-    hand.rake = 4_321
+    stored = Hand.objects.get(pk=hand.pk).rake
+    hand.rake = stored + 4_321
     writes = rows.Writes()
     writes.update(hand, ["rake"])
-    with pytest.raises(ValueError, match="outermost"), transaction.atomic():
+    with pytest.raises(RuntimeError, match="rolls back"), transaction.atomic():
         writes.send(commit=True)
-    assert Hand.objects.get(pk=hand.pk).rake != 4_321
+        assert connection.connection.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+        assert Hand.objects.get(pk=hand.pk).rake == stored + 4_321
+        raise RuntimeError("the block rolls back")
+    assert Hand.objects.get(pk=hand.pk).rake == stored
 
 
 def test_events_are_inserted_as_bulk_create_would(dealt):
@@ -803,34 +822,58 @@ def _ledger_unbalanced(cmd: TableCommand) -> None:
     LedgerEntry.objects.create(transaction=posted, account=house, amount=5)
 
 
+def _a_stack_out_of_range(cmd: TableCommand) -> None:
+    # A value the database refuses (past a bigint): a DataError of its own, not a row gone.
+    seat = cmd.seats[1]
+    seat.stack = 2**63
+    cmd.save_seat(seat, "stack")
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
-    ("spoil", "refusal"),
-    [(_a_seat_gone, "did not affect any rows"), (_ledger_unbalanced, "unbalanced")],
+    ("spoil", "prepared", "error", "refusal", "counted"),
+    [
+        (_a_seat_gone, True, DatabaseError, "did not affect any rows", 1),
+        (_a_seat_gone, False, DatabaseError, "did not affect any rows", 1),
+        (_ledger_unbalanced, True, IntegrityError, "unbalanced", 1),
+        (_a_stack_out_of_range, True, DataError, "out of range", 0),
+    ],
+    ids=["seat-gone", "seat-gone-as-written", "ledger-unbalanced", "value-refused"],
 )
 def test_writes_that_fail_at_or_before_their_commit_commit_move_and_publish_nothing(
-    spoil, refusal, other_session
+    spoil, prepared, error, refusal, counted, other_session, monkeypatch
 ):
-    """The COMMIT rides on the writes' query: a row found gone by an update of that query,
-    or the ledger's deferred check failing at the COMMIT, fails the command as a failed
-    commit did. Nothing is committed, no chip moves, no message goes out, the failure is
-    counted, no transaction is left open, and the table plays on."""
+    """The COMMIT rides on the writes' query: a row found gone by an update of that query
+    (a prepared statement or one run as written), the ledger's deferred check failing
+    at the COMMIT, or a value the database refuses, fails the command as a failed commit
+    did. Nothing is committed, no chip moves, no message goes out, a failure is counted
+    as before (a refused value is the command's, not the table's), no transaction is
+    left open, and the table plays on."""
     table, _ = table_with_players(StakeLevelFactory(), 3)
     deal(table)
     user = funded_player()
     table.refresh_from_db()
+    if not prepared:
+        as_a_new_session()
+        monkeypatch.setattr(rows, "PREPARED_AT_MOST", 0)
     seats = {seat.pk: seat.stack for seat in Seat.objects.filter(table=table)}
     before = (LedgerTransaction.objects.count(), LedgerEntry.objects.count(), wallet(user))
     listener = _feed_listener(table)
-    with pytest.raises(DatabaseError, match=refusal) as failure:
+    with pytest.raises(error, match=refusal) as failure:
         _top_up_and_write(table_id=table.id, user=user, spoil=spoil)
+    if error is DatabaseError:
+        assert type(failure.value) is DatabaseError  # mapped, as Model.save raises it
     assert "send" in [entry.name for entry in failure.traceback]  # failed in the writes
     _no_transaction_left(other_session)
     assert (LedgerTransaction.objects.count(), LedgerEntry.objects.count(), wallet(user)) == before
     assert {seat.pk: seat.stack for seat in Seat.objects.filter(table=table)} == seats
     stored = Table.objects.get(pk=table.pk)
-    assert (stored.event_seq, stored.failure_count) == (table.event_seq, 1)
+    assert (stored.event_seq, stored.failure_count) == (table.event_seq, counted)
     assert _versions_heard(listener) == []
     _act_and_audit(table)
-    assert _versions_heard(listener)[0] == table.event_seq + 1  # the act's, numbered on
+    # The act's COMMIT: its messages published once, numbered on; the connection is back
+    # in autocommit with no transaction open.
+    acted = Table.objects.get(pk=table.pk).event_seq
+    assert _versions_heard(listener) == list(range(table.event_seq + 1, acted + 1))
+    _no_transaction_left(other_session)
     listener.close()
