@@ -55,9 +55,8 @@ from poker_room.channel_layer import (
 
 logger = logging.getLogger(__name__)
 
-# Longer than any healthy publish: a publish (a batch of commands' messages, by the
-# process's publisher, tables/feed_publisher.py) still waiting then is given up (the
-# viewers heal the gap) rather than holding back every later message of the process.
+# Longer than any healthy publish: a publish still waiting then is given up (the viewers
+# heal the gap) rather than holding the publisher's thread.
 PUBLISH_TIMEOUT = 5.0
 # A viewer's inbox holds at most this many unread commands' messages; beyond, the newest
 # are dropped (their viewer, stuck for that long, resyncs when it is back).

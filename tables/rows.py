@@ -472,10 +472,9 @@ class Writes:
         messages) are dropped. What it costs: the server commits as soon as it has run
         the query, so a process that dies, or loses its connection, while it waits for
         the answer may have committed work whose messages it never publishes (before,
-        only while it waited for the COMMIT's own answer; as a process that dies with
-        messages still waiting in its publisher, tables/feed_publisher.py, does).
-        Nothing is lost: the ledger and the table's stream are the database's, and
-        viewers who see the gap in the stream's numbers ask for a snapshot.
+        only while it waited for the COMMIT's own answer). Nothing is lost: the ledger
+        and the table's stream are the database's, and viewers who see the gap in the
+        stream's numbers ask for a snapshot.
         """
         if not self._statements:
             return

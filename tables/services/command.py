@@ -13,9 +13,8 @@
 4. writes it all at the end, in one query: the hand and its state once (a deal's new hand
    with its players), the changed seats, the hand's event log, the rows inserted (a
    settled hand's rake shares), the table row with its new stream version, and the
-   transaction's COMMIT; and after the commit hands the command's messages, numbered,
-   to the process's publisher (tables/feed_publisher.py), which publishes them in one
-   message of the table's feed.
+   transaction's COMMIT; and after the commit publishes the command's messages,
+   numbered, in one message of the table's feed.
 
 Adding a command is one short function: check, then apply and emit.
 

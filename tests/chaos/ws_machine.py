@@ -46,7 +46,6 @@ from poker_room.asgi import application
 from tables import commands
 from tables.bots.player import frame_messages
 from tables.engine.actions import Action
-from tables.feed_publisher import publisher
 from tables.models import Hand, Seat
 from tables.services import play
 from tables.services.hands import hand_start_due
@@ -244,9 +243,7 @@ class WebSocketMachine(RuleBasedStateMachine):
                 )
 
     async def _drain_all(self) -> None:
-        """Drain every socket, all at once, once the process's publisher has published
-        what the commands handed it: each waits for its own quiet moment."""
-        assert await asyncio.to_thread(publisher.flush, 10)
+        """Drain every socket, all at once: each waits for its own quiet moment."""
         await asyncio.gather(*(self._drain(sock) for sock in self.sockets))
 
     async def _frame(self, sock: Socket, text: str | None = None, data: bytes | None = None):

@@ -24,7 +24,7 @@ def probe(version: int) -> TableMessage:
 
 
 async def published(*versions: int, table_id: int = TABLE_ID) -> None:
-    # Through the process's publisher, as the commands publish (after their commit).
+    # The commands' publish is sync (a command's thread): call it as they do.
     await asyncio.to_thread(feed_published, table_id, [probe(v) for v in versions])
 
 
