@@ -13,17 +13,16 @@ It prints, per command, the statements of the median and the worst call (as Djan
 them: its BEGIN and COMMIT are logged whether or not psycopg sent them), the round trips
 to PostgreSQL of the median call (the queries psycopg sent, each waited for), the median
 wall time (what the thread serving a web process's table commands spends on one), the
-median CPU of this process (the command as a web process or worker runs it, its publish
-by the feed's publisher thread included) and of its PostgreSQL backend (from /proc), the
-WAL it wrote (the server's, so with the machine otherwise idle: unlike the CPU, the same
-from run to run), and the statements of the median `act` by kind (SELECT / INSERT /
-UPDATE / other), and how many updates of the hands, tables and seats PostgreSQL made in
-place (HOT: no index entry written, the old version pruned from the page). `--profile N`
-adds the N costliest functions of all the `act` calls (`--profile-of deal`: of the
-deals), from cProfile. `--history N` gives the table N earlier hands first (finished,
-each with a state of a real one's size), so that a deal is measured on a table with a
-long past: it should cost what it costs on a new table (a deal once read every hand its
-table had dealt).
+median CPU of this process (the command as a web process or worker runs it, its publish included)
+and of its PostgreSQL backend (from /proc), the WAL it wrote (the server's, so with the
+machine otherwise idle: unlike the CPU, the same from run to run), and the statements
+of the median `act` by kind (SELECT / INSERT / UPDATE / other), and how many updates of
+the hands, tables and seats PostgreSQL made in place (HOT: no index entry written, the
+old version pruned from the page). `--profile N` adds the N costliest functions of all
+the `act` calls (`--profile-of deal`: of the deals), from cProfile. `--history N` gives
+the table N earlier hands first (finished, each with a state of a real one's size), so
+that a deal is measured on a table with a long past: it should cost what it costs on a
+new table (a deal once read every hand its table had dealt).
 """
 
 import argparse
@@ -175,8 +174,8 @@ def measure(
 
     from accounts.models import User
     from cashier.services import deposit_create
+    from tables import feed
     from tables.engine.state import HandState
-    from tables.feed_publisher import publisher
     from tables.models import Hand, HandStatus, Seat, StakeLevel, Table
     from tables.services import play, seating
     from tables.services.hands import hand_start_due
@@ -191,14 +190,14 @@ def measure(
     acts: list[list[str]] = []
     profile = cProfile.Profile() if profile_top else None
 
-    put = publisher.put
+    publish = feed.publish
     sends = [0]
 
-    def counting_put(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def counting_publish(*args, **kwargs):  # type: ignore[no-untyped-def]
         sends[0] += 1
-        return put(*args, **kwargs)
+        return publish(*args, **kwargs)
 
-    publisher.put = counting_put  # type: ignore[method-assign]
+    feed.publish = counting_publish
     trips = round_trips_counted()
 
     def counted(name: str, call):  # type: ignore[no-untyped-def]
@@ -216,7 +215,6 @@ def measure(
                 profile.disable()
         cpu[f"{name} wall"].append((time.perf_counter() - wall) * 1000)
         sent = trips[0] - sent
-        publisher.flush()  # the publish's CPU (its thread's) counted with its command's
         cpu[f"{name} client"].append((time.process_time() - client) * 1000)
         counts[f"{name} trips"].append(sent)
         cpu[f"{name} pg"].append((backend_cpu_seconds(connection) - server) * 1000)

@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db import transaction
 
-from tables.feed_publisher import publisher
+from tables import feed
 
 
 @dataclass(frozen=True)
@@ -105,16 +105,18 @@ def player_presence_group(table_id: int, user_id: int) -> str:
 
 
 def publish_on_commit(*, table_id: int, messages: Sequence[TableMessage]) -> None:
-    """Send the messages to the table's viewers once the current transaction commits (by
-    the process's publisher, tables/feed_publisher.py: the command does not wait for
-    Redis)."""
+    """Send the messages to the table's viewers once the current transaction commits."""
     if messages:
-        # Robust: the command has committed; nothing after it may turn its answer into
-        # an error (Django logs it). Viewers who miss the messages see the gap and resync.
+        # Robust: the command has committed; a Redis that is down must not turn its
+        # answer into an error (Django logs it). Viewers see the gap and resync.
         # A function, not a partial: Django names a failing robust callback by __qualname__.
         pending = list(messages)
 
         def publish() -> None:
-            publisher.put(table_id, pending)
+            _publish(table_id, pending)
 
         transaction.on_commit(publish, robust=True)
+
+
+def _publish(table_id: int, messages: list[TableMessage]) -> None:
+    feed.publish(table_id, [message.to_wire() for message in messages])

@@ -1,10 +1,9 @@
 """A table's stream to the web processes: Redis pub/sub, one subscription per table per process.
 
 A command's messages (tables/events.py) are published once, after the commit, to the
-table's Redis channel (by the process's publisher, tables/feed_publisher.py). Each web
-process subscribes once to each table it has viewers of, reads each message once,
-decodes it once, and puts it in the inbox of every viewer's consumer there
-(`TableFeed`), which sends each viewer its form.
+table's Redis channel. Each web process subscribes once to each table it has viewers of,
+reads each message once, decodes it once, and puts it in the inbox of every viewer's
+consumer there (`TableFeed`), which sends each viewer its form.
 
 It replaced the channel layer's group for the table stream: channels-redis keeps a group
 as a sorted set scanned by every send, pushes a copy per process, and receiving one
@@ -56,7 +55,7 @@ from poker_room.channel_layer import (
 logger = logging.getLogger(__name__)
 
 # Longer than any healthy publish: a publish still waiting then is given up (the viewers
-# heal the gap) rather than holding the publisher's thread.
+# heal the gap) rather than holding the command's thread.
 PUBLISH_TIMEOUT = 5.0
 # A viewer's inbox holds at most this many unread commands' messages; beyond, the newest
 # are dropped (their viewer, stuck for that long, resyncs when it is back).
@@ -92,16 +91,16 @@ def _room() -> str:
     return f"{database['HOST']}:{database['PORT']}/{database['NAME']}"
 
 
-def payload(table_id: int, wires: Sequence[dict[str, Any]]) -> bytes:
-    """One command's messages as the feed carries them (`group_message` reads them)."""
-    return msgpack.packb({"table": table_id, "messages": list(wires)}, use_bin_type=True)
+def publish(table_id: int, wires: Sequence[dict[str, Any]]) -> None:
+    """Publish one command's messages (`TableMessage.to_wire`) to the table's viewers."""
+    payload = msgpack.packb({"table": table_id, "messages": list(wires)}, use_bin_type=True)
+    _client().publish(feed_channel(table_id), payload)
 
 
 _clients: dict[str, redis.Redis] = {}
 
 
-def redis_client() -> redis.Redis:
-    """The client the table's messages are published with (the REDIS_URL setting's)."""
+def _client() -> redis.Redis:
     # redis-py's pool is thread-safe and starts afresh in a forked child.
     url = settings.REDIS_URL
     client = _clients.get(url)

@@ -32,8 +32,6 @@ from cashier.selectors import wallet_balance
 from cashier.services import deposit_create
 from tables.engine.state import HandState
 from tables.engine.testing import stacked_deck
-from tables.events import TableMessage
-from tables.feed_publisher import publisher
 from tables.models import Game, Hand, HandStatus, Seat, StakeLevel, Structure, Table
 from tables.services import play, seating
 from tables.services.hands import hand_start_due
@@ -267,10 +265,3 @@ def rolled_back() -> Iterator[None]:
     with atomic:
         yield
         transaction.set_rollback(True)
-
-
-def feed_published(table_id: int, messages: Sequence[TableMessage]) -> None:
-    """Publish to the table's feed as a command does after its commit (through the
-    process's publisher), and wait until the messages are out."""
-    publisher.put(table_id, list(messages))
-    assert publisher.flush(timeout=10), "the publisher did not publish within 10 s"

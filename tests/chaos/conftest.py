@@ -28,5 +28,5 @@ def chaos_ready(timers_stopped, monkeypatch) -> Iterator[recording.Recorded]:
 @pytest.fixture
 def messages_recorded(chaos_ready, monkeypatch) -> recording.Recorded:
     """The published messages are recorded instead of going to the channel layer."""
-    monkeypatch.setattr(events.publisher, "put", recording.publish_recorded)
+    monkeypatch.setattr(events, "_publish", recording.publish_recorded)
     return chaos_ready

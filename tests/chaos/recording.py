@@ -42,8 +42,7 @@ RECORDED = Recorded()
 
 
 def publish_recorded(table_id: int, messages: list[TableMessage]) -> None:
-    """Stands in for the publisher's `put` (tables/feed_publisher.py), on the command's
-    thread after its commit, as the real one is called."""
+    """Stands in for `tables.events._publish` (after the commit, as the real one)."""
     live = (
         Hand.objects.filter(table_id=table_id, status=HandStatus.IN_PROGRESS)
         .values_list("pk", flat=True)

@@ -28,14 +28,14 @@ from django.utils import timezone
 from cashier.idempotency import CLIENT_KEY_MAX
 from poker_room.asgi import application
 from poker_room.routing import websocket_urlpatterns
-from tables import commands, consumers
+from tables import commands, consumers, events
 from tables.bots.player import frame_messages
 from tables.consumers import REORDER_WAIT, TableConsumer
 from tables.events import TableMessage, player_presence_group
 from tables.models import Hand, HandEvent, Seat
 from tables.services import play
 from tables.viewer_limits import TokenBucket
-from tests.kit import TableFactory, current, feed_published, funded_player
+from tests.kit import TableFactory, current, funded_player
 from tests.tables.test_consumers import Client_
 from tests.tables.test_services import heads_up, users_at, wallet_balance
 
@@ -61,8 +61,8 @@ def probe(version: int) -> dict:
 
 
 async def publish(table_id: int, version: int) -> None:
-    # Through the table's feed, as a command publishes (after its commit).
-    await asyncio.to_thread(feed_published, table_id, [TableMessage(version, {"type": "probe"})])
+    # Through the table's feed, as a command publishes (a sync call, after the commit).
+    await asyncio.to_thread(events._publish, table_id, [TableMessage(version, {"type": "probe"})])
 
 
 async def still_open(client: Client_) -> None:
@@ -511,7 +511,7 @@ async def test_a_message_to_a_socket_closed_meanwhile_is_dropped_and_the_drop_re
     await answered(client)
     closed.set()  # the client is gone; its disconnect is still on its way
     await asyncio.to_thread(
-        feed_published, table.id, [TableMessage(client.version + 1, {"type": "probe"})]
+        events._publish, table.id, [TableMessage(client.version + 1, {"type": "probe"})]
     )
     async with asyncio.timeout(5):
         while not refused:

@@ -33,14 +33,14 @@ from django.db import connections, transaction
 
 from cashier.selectors import wallet_balance
 from poker_room.routing import websocket_urlpatterns
-from tables import consumers, hop_order
+from tables import consumers, events, hop_order
 from tables.bots.player import frame_messages
 from tables.capacity import on_database_thread
 from tables.engine.state import HandState
 from tables.events import TableMessage, player_presence_group
 from tables.hop_order import Urgency
 from tables.models import Seat
-from tests.kit import TableFactory, feed_published
+from tests.kit import TableFactory
 from tests.tables.test_consumer_hardening import answered, connected, heads_up_hand
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -225,8 +225,8 @@ async def test_the_stream_reaches_a_socket_while_its_own_command_waits(table, se
 
 
 async def publish_probe(table_id: int, version: int) -> None:
-    # Through the table's feed, as a command publishes (after its commit).
-    await asyncio.to_thread(feed_published, table_id, [TableMessage(version, {"type": "probe"})])
+    # Through the table's feed, as a command publishes (a sync call, after the commit).
+    await asyncio.to_thread(events._publish, table_id, [TableMessage(version, {"type": "probe"})])
 
 
 async def test_a_decision_goes_ahead_of_the_sockets_own_command_still_waiting(table):

@@ -12,9 +12,8 @@ import pytest
 import redis
 from django.conf import settings
 
-from tables import feed
+from tables import events, feed
 from tables.events import SentMessage, TableMessage, messages_from_group
-from tests.kit import feed_published
 
 TABLE_ID = 987_654  # a table the test database has not
 
@@ -25,7 +24,7 @@ def probe(version: int) -> TableMessage:
 
 async def published(*versions: int, table_id: int = TABLE_ID) -> None:
     # The commands' publish is sync (a command's thread): call it as they do.
-    await asyncio.to_thread(feed_published, table_id, [probe(v) for v in versions])
+    await asyncio.to_thread(events._publish, table_id, [probe(v) for v in versions])
 
 
 async def versions_in(inbox: feed.Inbox, count: int) -> list[int]:
@@ -47,7 +46,7 @@ async def test_publishes_from_several_threads_arrive_and_each_thread_in_order():
             await published(version)
 
         def publish(version: int) -> None:
-            feed_published(TABLE_ID, [probe(version)])
+            events._publish(TABLE_ID, [probe(version)])
 
         with ThreadPoolExecutor(max_workers=3) as pool:  # a web process's worker threads
             await asyncio.get_running_loop().run_in_executor(

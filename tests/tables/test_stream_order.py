@@ -12,10 +12,11 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from poker_room.routing import websocket_urlpatterns
+from tables import events
 from tables.events import TableMessage
 from tables.exceptions import StaleCommand
 from tables.services import play
-from tests.kit import TableFactory, current, deal, feed_published, funded_player, sit
+from tests.kit import TableFactory, current, deal, funded_player, sit
 from tests.tables.test_services import heads_up, play_passively, users_at
 
 
@@ -36,8 +37,8 @@ def probe(version: int) -> dict:
 
 
 async def publish(table_id: int, version: int) -> None:
-    # Through the table's feed, as a command publishes (after its commit).
-    await asyncio.to_thread(feed_published, table_id, [TableMessage(version, {"type": "probe"})])
+    # Through the table's feed, as a command publishes (a sync call, after the commit).
+    await asyncio.to_thread(events._publish, table_id, [TableMessage(version, {"type": "probe"})])
 
 
 @pytest.mark.django_db(transaction=True)
