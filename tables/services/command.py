@@ -280,11 +280,10 @@ class TableCommand:
         public, private = self._messages[-1]
         private[user_id] = {**private.get(user_id, public), **note.fields()}
 
-    def finish(self, *, commit: bool) -> None:
-        """Write what the command changed; its messages go out after the commit.
-
-        `commit`: the command's transaction is the outermost, and ends with the writes
-        (`rows.Writes.send`)."""
+    def finish(self) -> None:
+        """Write what the command changed, as the last thing of its transaction: the
+        writes carry the COMMIT when the transaction is its own (`rows.Writes.send`,
+        not inside a test's); its messages go out after the commit."""
         writes = rows.Writes()
         hand = self._hand
         if self._hand_changed and hand is not None:
@@ -315,7 +314,7 @@ class TableCommand:
             publish_on_commit(table_id=self.table.id, messages=messages)
         if self._table_fields:
             writes.update(self.table, sorted(self._table_fields))
-        writes.send(commit=commit)
+        writes.send(commit=True)
 
 
 def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P, R]:
@@ -329,7 +328,7 @@ def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P
             with transaction.atomic(durable=True):
                 cmd = TableCommand(table_lock(table_id=table_id))  # type: ignore[arg-type]
                 result = func(cmd, *args, **kwargs)
-                cmd.finish(commit=outermost)
+                cmd.finish()
         except REFUSALS:
             raise
         except OperationalError as exc:

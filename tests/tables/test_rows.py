@@ -4,7 +4,6 @@ the ORM's own would, on the real PostgreSQL."""
 import threading
 from collections.abc import Iterator
 
-import msgpack
 import psycopg
 import psycopg.sql
 import pytest
@@ -29,6 +28,7 @@ from cashier.models import AccountKind, LedgerEntry, LedgerTransaction
 from cashier.services import system_account_ensure, table_top_up
 from tables import feed, rows
 from tables.engine.state import HandState
+from tables.events import messages_from_group
 from tables.exceptions import TableBusy, TableError
 from tables.ledger import table_account_ensure
 from tables.messages import TableStatusChanged
@@ -779,11 +779,13 @@ def _feed_listener(table: Table) -> "redis.client.PubSub":
     return listener
 
 
-def _versions_heard(listener: "redis.client.PubSub") -> list[int]:
+def _versions_heard(listener: "redis.client.PubSub", table: Table) -> list[int]:
+    """The versions published to the table since the last call, as a web process reads
+    them."""
     heard = []
     while (message := listener.get_message(timeout=0.5)) is not None:
-        body = msgpack.unpackb(message["data"], raw=False)
-        heard += [wire["version"] for wire in body["messages"]]
+        group = feed.group_message(message["data"], table.id)
+        heard += [sent.version for sent in messages_from_group(group)]
     return heard
 
 
@@ -869,11 +871,11 @@ def test_writes_that_fail_at_or_before_their_commit_commit_move_and_publish_noth
     assert {seat.pk: seat.stack for seat in Seat.objects.filter(table=table)} == seats
     stored = Table.objects.get(pk=table.pk)
     assert (stored.event_seq, stored.failure_count) == (table.event_seq, counted)
-    assert _versions_heard(listener) == []
+    assert _versions_heard(listener, table) == []
     _act_and_audit(table)
     # The act's COMMIT: its messages published once, numbered on; the connection is back
     # in autocommit with no transaction open.
     acted = Table.objects.get(pk=table.pk).event_seq
-    assert _versions_heard(listener) == list(range(table.event_seq + 1, acted + 1))
+    assert _versions_heard(listener, table) == list(range(table.event_seq + 1, acted + 1))
     _no_transaction_left(other_session)
     listener.close()
