@@ -13,16 +13,20 @@ Public API (keyword-only; amounts are integer cents; all raise `cashier.exceptio
 - `wallet_ensure`, `table_account_ensure`, `system_account_ensure`, `ledger_accounts_lock`.
 
 Transactions
-    Each function runs in one `transaction.atomic()` block: nothing is half-done, ever.
-    The block is not `durable`, so the tables layer calls these inside its own transaction
-    (the one holding the table row lock); a refusal then rolls back only to our savepoint
-    and the caller decides what to do.
+    Nothing is half-done, ever. A movement is one statement (`ledger_post`), atomic by
+    itself; a service that does more (a withdrawal's row, a deposit's charge) runs in one
+    `transaction.atomic()` block. Neither is `durable`, so the tables layer calls these
+    inside its own transaction (the one holding the table row lock). A refusal is found
+    before anything is written (see below), so it leaves the caller's transaction as it
+    was, with no savepoint to pay for, and the caller decides what to do. A statement
+    that fails (the database refusing it, a lock not granted in time) fails the
+    caller's transaction, as any failed statement does.
 
 Locking policy
-    A movement locks every ledger account it touches with `SELECT ... FOR UPDATE`, all in
-    one statement, in ascending account id; it then claims its idempotency key (the
-    insert of its transaction row), checks funds against the cached balances (a refusal
-    rolls back to its savepoint, that row with it), and writes the legs and balances.
+    A movement locks every ledger account it touches with `SELECT ... FOR UPDATE`, in
+    ascending account id, in the statement that writes it: it checks funds against the
+    balances the locks return (a refusal writes nothing), claims its idempotency key
+    (the insert of its transaction row), and writes the legs and balances.
     Locks are held to the end of the outermost transaction. Withdrawal
     services first lock the `Withdrawal` row, then the accounts. Room-wide, the order is:
     table row -> seats (by seat number) -> withdrawal row -> ledger accounts (by id).
@@ -60,7 +64,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Sum
+from django.db.models import Field, Sum
 from django.utils import timezone
 
 from accounts.models import User
@@ -103,6 +107,11 @@ class Posting:
 
     transaction: LedgerTransaction
     created: bool
+
+
+class AccountsNotFound(RuntimeError):
+    """A movement named an account that is not in the ledger (not with that kind): a
+    caller's bug, or an account id remembered from a database rolled back since."""
 
 
 def amount_check(*, amount: object) -> int:
@@ -162,22 +171,21 @@ def ledger_post(
     """Post a balanced movement once per idempotency key (see the module docstring)."""
     _legs_check(legs=legs)
     fingerprint = _fingerprint(kind=kind, legs=legs, user=user, hand_id=hand_id)
-    with transaction.atomic():
-        locked = ledger_accounts_lock(accounts=[leg.account for leg in legs])
-        posted = _transaction_write(
-            kind=kind,
-            legs=legs,
-            locked=locked,
-            idempotency_key=idempotency_key,
-            fingerprint=fingerprint,
-            memo=memo,
-            user=user,
-            hand_id=hand_id,
-        )
-        if posted is None:
-            original = _transaction_taken(idempotency_key=idempotency_key, fingerprint=fingerprint)
-            return Posting(transaction=original, created=False)
-        return Posting(transaction=posted, created=True)
+    # One statement (`_transaction_write`): atomic by itself, and a refusal writes nothing,
+    # so it needs no transaction or savepoint of its own.
+    posted = _transaction_write(
+        kind=kind,
+        legs=legs,
+        idempotency_key=idempotency_key,
+        fingerprint=fingerprint,
+        memo=memo,
+        user=user,
+        hand_id=hand_id,
+    )
+    if posted is None:
+        original = _transaction_taken(idempotency_key=idempotency_key, fingerprint=fingerprint)
+        return Posting(transaction=original, created=False)
+    return Posting(transaction=posted, created=True)
 
 
 def deposit_create(*, user: User, amount: int, idempotency_key: str) -> LedgerTransaction:
@@ -194,7 +202,7 @@ def deposit_create(*, user: User, amount: int, idempotency_key: str) -> LedgerTr
         legs = [Leg(account=clearing, amount=-amount), Leg(account=wallet, amount=amount)]
         kind = TransactionKind.DEPOSIT
         fingerprint = _fingerprint(kind=kind, legs=legs, user=user, hand_id=None)
-        locked = ledger_accounts_lock(accounts=[clearing, wallet])
+        ledger_accounts_lock(accounts=[clearing, wallet])
         original = _transaction_replay(idempotency_key=idempotency_key, fingerprint=fingerprint)
         if original is not None:
             return original
@@ -206,7 +214,6 @@ def deposit_create(*, user: User, amount: int, idempotency_key: str) -> LedgerTr
         posted = _transaction_write(
             kind=kind,
             legs=legs,
-            locked=locked,
             idempotency_key=idempotency_key,
             fingerprint=fingerprint,
             memo=f"deposit via {gateway.name}",
@@ -334,15 +341,14 @@ def table_cash_out(
     """Return chips from the table `account` to the player's wallet."""
     amount = amount_check(amount=amount)
     _table_account_check(account=account)
-    with transaction.atomic():
-        wallet = wallet_ensure(user=user)
-        return ledger_post(
-            kind=TransactionKind.CASH_OUT,
-            legs=[Leg(account=account, amount=-amount), Leg(account=wallet, amount=amount)],
-            idempotency_key=idempotency_key,
-            memo=f"cash-out from {account.name}",
-            user=user,
-        ).transaction
+    wallet = wallet_ensure(user=user)
+    return ledger_post(
+        kind=TransactionKind.CASH_OUT,
+        legs=[Leg(account=account, amount=-amount), Leg(account=wallet, amount=amount)],
+        idempotency_key=idempotency_key,
+        memo=f"cash-out from {account.name}",
+        user=user,
+    ).transaction
 
 
 def hand_rake_collect(
@@ -356,9 +362,27 @@ def hand_rake_collect(
         return None
     amount = amount_check(amount=amount)
     _table_account_check(account=account)
-    # The posting is atomic by itself (`ledger_post`); the house account, created once,
-    # needs no transaction of its own around it (a savepoint more at every raked hand).
-    house = system_account_ensure(kind=AccountKind.HOUSE)
+    database = connection.settings_dict["NAME"]
+    house = _houses.get(database)
+    if house is not None:
+        try:
+            return _rake_post(account=account, house=house, amount=amount, hand_id=hand_id)
+        except AccountsNotFound:  # nothing was written
+            _houses.pop(database, None)  # (another thread may have found it first)
+    house = _houses[database] = system_account_ensure(kind=AccountKind.HOUSE)
+    return _rake_post(account=account, house=house, amount=amount, hand_id=hand_id)
+
+
+# The house account by database, remembered once looked up: there is one (a database
+# constraint) and it is never deleted (its legs protect it), so a raked hand does not
+# look it up. The posting locks it by id and kind; should the id be gone (a test's
+# database rolled back since), nothing is written and the hand looks the house up again.
+_houses: dict[str, LedgerAccount] = {}
+
+
+def _rake_post(
+    *, account: LedgerAccount, house: LedgerAccount, amount: int, hand_id: int
+) -> LedgerTransaction:
     return ledger_post(
         kind=TransactionKind.RAKE,
         legs=[Leg(account=account, amount=-amount), Leg(account=house, amount=amount)],
@@ -384,15 +408,14 @@ def _wallet_to_table(
 ) -> Posting:
     amount = amount_check(amount=amount)
     _table_account_check(account=account)
-    with transaction.atomic():
-        wallet = wallet_ensure(user=user)
-        return ledger_post(
-            kind=kind,
-            legs=[Leg(account=wallet, amount=-amount), Leg(account=account, amount=amount)],
-            idempotency_key=idempotency_key,
-            memo=f"{TransactionKind(kind).label.lower()} at {account.name}",
-            user=user,
-        )
+    wallet = wallet_ensure(user=user)
+    return ledger_post(
+        kind=kind,
+        legs=[Leg(account=wallet, amount=-amount), Leg(account=account, amount=amount)],
+        idempotency_key=idempotency_key,
+        memo=f"{TransactionKind(kind).label.lower()} at {account.name}",
+        user=user,
+    )
 
 
 def _withdrawal_settle(
@@ -507,7 +530,6 @@ def _transaction_write(
     *,
     kind: TransactionKind,
     legs: Sequence[Leg],
-    locked: dict[int, LedgerAccount],
     idempotency_key: str,
     fingerprint: str,
     memo: str,
@@ -515,14 +537,18 @@ def _transaction_write(
     hand_id: int | None = None,
     external_reference: str = "",
 ) -> LedgerTransaction | None:
-    """Write a movement, checked; None (nothing written) when its key is taken already.
-    The accounts in `locked` must be locked by the caller, inside a savepoint of its
-    own, which a refusal (`InsufficientFunds`) rolls back, the transaction row with it.
+    """Write a movement, checked, in one statement; None (nothing written) when its key
+    is taken already.
 
-    The key is claimed first, by the insert (`ON CONFLICT DO NOTHING`): a key taken is a
-    replay, answered as the first time whatever the balances are now. A twin request
-    with the key still uncommitted (other accounts, so no lock shared) makes the insert
-    wait for it: once it commits, the key is taken; if it rolls back, ours is written."""
+    The statement (`_posting_sql`) locks the legs' accounts in ascending id, checks the
+    funds against their balances, claims the key by the insert of the transaction row
+    (`ON CONFLICT DO NOTHING`), and writes the legs and the new balances: one round trip,
+    and nothing to undo after a refusal, so no savepoint. A key taken is a replay,
+    answered as the first time whatever the balances are now. A twin request with the key
+    still uncommitted on other accounts (no lock shared) makes the insert wait for it:
+    once it commits, the key is taken; if it rolls back, ours is written. A refusal
+    (`InsufficientFunds`) has written nothing: the caller's transaction goes on as it was.
+    """
     posted = LedgerTransaction(
         kind=kind,
         memo=memo,
@@ -532,66 +558,86 @@ def _transaction_write(
         hand_id=hand_id,
         external_reference=external_reference,
     )
-    if not _transaction_insert(posted):
-        return None
-    for leg in legs:
-        account = locked[leg.account.pk]
-        if account.kind != AccountKind.CLEARING and account.balance + leg.amount < 0:
-            raise InsufficientFunds(
-                f"Not enough chips: the {account} holds {account.balance} cents "
-                f"and {-leg.amount} are needed."
-            )
-    LedgerEntry.objects.bulk_create(
-        LedgerEntry(transaction=posted, account_id=leg.account.pk, amount=leg.amount)
-        for leg in legs
-    )
-    _balances_apply(locked=locked, legs=legs)
-    return posted
-
-
-def _transaction_insert(posted: LedgerTransaction) -> bool:
-    """INSERT the transaction unless its idempotency key is taken; whether it was (its
-    id is then set, as `save` sets it)."""
-    fields = [f for f in LedgerTransaction._meta.concrete_fields if not f.primary_key]
-    values = [f.get_db_prep_save(f.pre_save(posted, True), connection) for f in fields]
+    fields = _transaction_fields()
     with connection.cursor() as cursor:
-        cursor.execute(_transaction_insert_sql(), values)
-        row = cursor.fetchone()
-    if row is None:
-        return False
-    posted.pk = row[0]
-    posted._state.adding = False
-    posted._state.db = connection.alias
-    return True
+        cursor.execute(
+            _posting_sql(),
+            [
+                [leg.account.pk for leg in legs],
+                [leg.amount for leg in legs],
+                [leg.account.kind for leg in legs],
+                AccountKind.CLEARING.value,
+                *(f.get_db_prep_save(f.pre_save(posted, True), connection) for f in fields),
+                len(legs),
+            ],
+        )
+        posted_id, locked, short = cursor.fetchone()
+    if posted_id is not None:
+        posted.pk = posted_id
+        posted._state.adding = False
+        posted._state.db = connection.alias
+        return posted
+    if locked != len(legs):
+        raise AccountsNotFound(f"{len(legs)} accounts to post to, {locked} found")
+    if short and not LedgerTransaction.objects.filter(idempotency_key=idempotency_key).exists():
+        account_id, balance, amount = short[0]
+        account = next(leg.account for leg in legs if leg.account.pk == account_id)
+        raise InsufficientFunds(
+            f"Not enough chips: the {account} holds {balance} cents and {-amount} are needed."
+        )
+    return None
+
+
+def _transaction_fields() -> list[Field]:
+    return [f for f in LedgerTransaction._meta.concrete_fields if not f.primary_key]
 
 
 @functools.cache
-def _transaction_insert_sql() -> str:
+def _posting_sql() -> str:
+    """The statement of `_transaction_write`. Its parameters: the legs' account ids,
+    amounts and account kinds (an account is locked only if it is of that kind), the
+    kind of account that may go below zero (clearing), the transaction row's values,
+    and the number of legs.
+
+    The insert of the transaction waits for every lock (the count of the locked accounts
+    is its condition), and the legs and balances are written only with the row it
+    inserted. All run with one snapshot, but the locks return the accounts as last
+    committed, and the balances' update (READ COMMITTED) adds to those same versions.
+    Returned: the new transaction's id (None if none was written), how many accounts
+    were locked (fewer than the legs: nothing was written), and the legs the balances
+    cannot pay (account id, balance, amount)."""
     quote = connection.ops.quote_name
-    meta = LedgerTransaction._meta
-    fields = [f for f in meta.concrete_fields if not f.primary_key]
-    columns = ", ".join(quote(f.column) for f in fields)
-    placeholders = ", ".join(["%s"] * len(fields))
-    key = quote(meta.get_field("idempotency_key").column)
-    return (
-        f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders}) "  # noqa: S608
-        f"ON CONFLICT ({key}) DO NOTHING RETURNING {quote(meta.pk.column)}"
+    accounts = quote(LedgerAccount._meta.db_table)
+    transactions = quote(LedgerTransaction._meta.db_table)
+    entries = quote(LedgerEntry._meta.db_table)
+    columns = ", ".join(quote(f.column) for f in _transaction_fields())
+    values = ", ".join(["%s"] * len(_transaction_fields()))
+    key = quote(LedgerTransaction._meta.get_field("idempotency_key").column)
+    entry = LedgerEntry._meta
+    entry_columns = ", ".join(
+        quote(entry.get_field(name).column) for name in ("transaction", "account", "amount")
     )
-
-
-def _balances_apply(*, locked: dict[int, LedgerAccount], legs: Sequence[Leg]) -> None:
-    """Add each leg to the cached balance of its (locked) account, in one statement."""
-    quote, meta = connection.ops.quote_name, LedgerAccount._meta
-    table, pk = quote(meta.db_table), quote(meta.pk.column)
-    balance = quote(meta.get_field("balance").column)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} AS account SET {balance} = account.{balance} + leg.amount "  # noqa: S608
-            "FROM (SELECT unnest(%s::bigint[]) AS id, unnest(%s::bigint[]) AS amount) AS leg "
-            f"WHERE account.{pk} = leg.id",
-            [[leg.account.pk for leg in legs], [leg.amount for leg in legs]],
-        )
-        if cursor.rowcount != len(legs):
-            raise RuntimeError(f"{len(legs)} balances to update, {cursor.rowcount} updated")
-    for leg in legs:
-        locked[leg.account.pk].balance += leg.amount
+    return f"""
+WITH leg (account_id, amount, kind) AS (
+    SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[])
+), locked AS (
+    SELECT account.id, account.kind, account.balance FROM {accounts} AS account
+    WHERE (account.id, account.kind) IN (SELECT account_id, kind FROM leg)
+    ORDER BY account.id FOR UPDATE
+), short AS (
+    SELECT locked.id, locked.balance, leg.amount FROM locked JOIN leg ON leg.account_id = locked.id
+    WHERE locked.kind <> %s AND locked.balance + leg.amount < 0
+), posted AS (
+    INSERT INTO {transactions} ({columns}) SELECT {values}
+    WHERE (SELECT count(*) FROM locked) = %s AND NOT EXISTS (SELECT FROM short)
+    ON CONFLICT ({key}) DO NOTHING RETURNING id
+), entries AS (
+    INSERT INTO {entries} ({entry_columns})
+    SELECT posted.id, leg.account_id, leg.amount FROM posted CROSS JOIN leg
+), balances AS (
+    UPDATE {accounts} AS account SET balance = account.balance + leg.amount
+    FROM posted CROSS JOIN leg WHERE account.id = leg.account_id
+)
+SELECT (SELECT id FROM posted), (SELECT count(*) FROM locked),
+    (SELECT json_agg(json_build_array(id, balance, amount) ORDER BY id) FROM short)
+"""  # noqa: S608

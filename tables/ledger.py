@@ -5,8 +5,11 @@ table movements (`cashier.services.table_buy_in`, `table_top_up`, `table_cash_ou
 `hand_rake_collect`) take the table's `LedgerAccount`, and this module is where the
 tables layer finds it: the account of kind ``table`` whose reference is
 ``table:<table id>`` (unique among table accounts, a database constraint of the
-cashier), named after the table when it was opened.
+cashier), named after the table when it was opened. The table row names it too
+(`Table.ledger_account`, set when it is opened), and is read with every command.
 """
+
+from django.db import DEFAULT_DB_ALIAS
 
 from cashier import services as cashier
 from cashier.models import AccountKind, LedgerAccount
@@ -19,10 +22,22 @@ def table_ledger_reference(*, table_id: int) -> str:
 
 
 def table_account_ensure(*, table: Table) -> LedgerAccount:
-    """The table's ledger account, opened on first use."""
-    return cashier.table_account_ensure(
-        reference=table_ledger_reference(table_id=table.pk), name=table.name
-    )
+    """The table's ledger account, opened on first use.
+
+    Named by the table row: no query. The account's other columns (its balance, its
+    name) are read if asked for, as `QuerySet.only` defers them."""
+    reference = table_ledger_reference(table_id=table.pk)
+    if table.ledger_account_id is not None:
+        return LedgerAccount.from_db(
+            DEFAULT_DB_ALIAS,
+            ["id", "kind", "reference"],
+            [table.ledger_account_id, AccountKind.TABLE, reference],
+        )
+    account = cashier.table_account_ensure(reference=reference, name=table.name)
+    # The row is the command's, locked; not a field of its writes: it never changes again.
+    Table.objects.filter(pk=table.pk).update(ledger_account=account)
+    table.ledger_account = account
+    return account
 
 
 def table_account_get(*, table: Table) -> LedgerAccount | None:

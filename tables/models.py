@@ -187,6 +187,19 @@ class Table(models.Model):
     # Re-opening the table in the admin clears both (tables/services/command.py).
     failure_count = models.PositiveIntegerField(default=0, editable=False)
     paused_reason = models.CharField(max_length=500, blank=True, default="", editable=False)
+    # The table's account in the chip ledger (tables/ledger.py), set when it is opened
+    # (the first buy-in): read with the table, so that a hand's rake and a player's
+    # cash-out do not look it up. Never changes, so no index: an action updates the
+    # table row in place.
+    ledger_account = models.ForeignKey(
+        "cashier.LedgerAccount",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        editable=False,
+        db_index=False,
+        related_name="+",
+    )
 
     class Meta:
         ordering = ["name"]

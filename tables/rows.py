@@ -49,7 +49,16 @@ from django.db.models.base import ModelState
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.signals import post_init, pre_init
 
-from tables.models import Hand, HandPlayer, HandStatus, Seat, Table, TableStatus
+from tables.models import (
+    AutoTopUp,
+    Hand,
+    HandPlayer,
+    HandStatus,
+    PlayerSettings,
+    Seat,
+    Table,
+    TableStatus,
+)
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -150,6 +159,9 @@ class Locked(NamedTuple):
     table: Table
     seats: list[Seat]
     hand: Hand | None
+    # The seated players' auto top-up orders (`PlayerSettings`, those not off), by user
+    # id: a settled hand carries them out.
+    top_up_orders: dict[int, PlayerSettings]
 
 
 def table_locked(table_id: Any, *, lock_timeout_ms: int) -> Locked | None:
@@ -183,10 +195,12 @@ def table_locked(table_id: Any, *, lock_timeout_ms: int) -> Locked | None:
     tables, stakes = _columns(Table), _columns(Table.stake_level.field.related_model)
     table = tables.instance(row)
     Table.stake_level.field.set_cached_value(table, stakes.instance(row, len(tables.attnames)))
+    seats, orders = _seats_of(seat_rows, table)
     return Locked(
         table=table,
-        seats=_seats_of(seat_rows, table),
+        seats=seats,
         hand=None if hand_row is None else _hand_of(hand_row, table),
+        top_up_orders=orders,
     )
 
 
@@ -206,17 +220,23 @@ def _table_locked_sql() -> str:
 
 
 def _select_with_related(
-    foreign_key: models.ForeignKey, where: str, rest: str, only: tuple[str, ...] = ()
+    foreign_key: models.ForeignKey,
+    where: str,
+    rest: str,
+    only: tuple[str, ...] = (),
+    *,
+    also: tuple[str, str] = ("", ""),
 ) -> str:
     """SELECT a model's columns and those of the row its `foreign_key` names (`only`
     these, if given), `where` (on the model's columns) holds, then `rest` (ORDER BY,
-    FOR UPDATE)."""
+    FOR UPDATE). `also`: more columns, and the join they come from."""
     model, related = foreign_key.model, foreign_key.related_model
     table, other = _quote(model._meta.db_table), _quote(related._meta.db_table)
+    columns, join = also
     return (
-        f"SELECT {_columns(model).select}, {_columns(related, only).select} "  # noqa: S608
+        f"SELECT {_columns(model).select}, {_columns(related, only).select}{columns} "  # noqa: S608
         f"FROM {table} INNER JOIN {other} ON {other}.{_quote(related._meta.pk.column)}"
-        f" = {table}.{_quote(foreign_key.column)} WHERE {table}.{where} {rest}"
+        f" = {table}.{_quote(foreign_key.column)}{join} WHERE {table}.{where} {rest}"
     )
 
 
@@ -224,26 +244,42 @@ def seats_with_players(table: Table) -> list[Seat]:
     """The table's seats by number, each with its player loaded."""
     with connection.cursor() as cursor:
         _execute(cursor, [(_seats_sql(), [table.pk])])
-        return _seats_of(cursor.fetchall(), table)
+        return _seats_of(cursor.fetchall(), table)[0]
 
 
-def _seats_of(rows: Sequence[Sequence[Any]], table: Table) -> list[Seat]:
+def _seats_of(
+    rows: Sequence[Sequence[Any]], table: Table
+) -> tuple[list[Seat], dict[int, PlayerSettings]]:
     seats, users = _columns(Seat), _columns(Seat.player.field.related_model, SEAT_PLAYER_FIELDS)
-    result = []
+    orders = _columns(PlayerSettings)
+    after_user = len(seats.attnames) + len(users.attnames)
+    result, ordered = [], {}
     for row in rows:
         seat = seats.instance(row)
         Seat.player.field.set_cached_value(seat, users.instance(row, len(seats.attnames)))
         Seat.table.field.set_cached_value(seat, table)
         result.append(seat)
-    return result  # type: ignore[return-value]
+        if row[after_user] is not None:  # the LEFT JOIN found the player's order
+            order = orders.instance(row, after_user)
+            ordered[order.user_id] = order  # type: ignore[attr-defined]
+    return result, ordered  # type: ignore[return-value]
 
 
 @functools.cache
 def _seats_sql() -> str:
-    seat = _quote(Seat._meta.db_table)
+    """The seats by number, with their players and those players' auto top-up orders
+    (none where it is off: `PlayerSettings` columns all NULL)."""
+    seat, orders = _quote(Seat._meta.db_table), _quote(PlayerSettings._meta.db_table)
     where = f"{_quote(Seat.table.field.column)} = %s"
     order = f"ORDER BY {seat}.{_quote(Seat._meta.get_field('number').column)}"
-    return _select_with_related(Seat.player.field, where, order, SEAT_PLAYER_FIELDS)
+    # The player's settings row only for an order to carry out: most players have none.
+    ordered = (
+        f" LEFT JOIN {orders} ON {orders}.{_column(PlayerSettings, 'user')}"
+        f" = {seat}.{_column(Seat, 'player')}"
+        f" AND {orders}.{_column(PlayerSettings, 'auto_top_up')} <> '{_plain(AutoTopUp.OFF)}'"
+    )
+    also = (f", {_columns(PlayerSettings).select}", ordered)
+    return _select_with_related(Seat.player.field, where, order, SEAT_PLAYER_FIELDS, also=also)
 
 
 def hand_in_progress(table: Table) -> Hand | None:

@@ -133,6 +133,8 @@ class TableCommand:
         self.table = locked.table
         self._seats = locked.seats
         self._hand = locked.hand
+        # The seated players' auto top-up orders, by user id, as read with the lock.
+        self.top_up_orders = locked.top_up_orders
         self._state: HandState | None = None
         self._dealt: dict[int, int] | None = None
         # Who this command dealt in, when it deals (none of a hand it found).

@@ -77,16 +77,13 @@ def auto_top_up_run(
 
 
 def auto_top_up_after_hand(cmd: TableCommand, seats: list[Seat]) -> dict[int, AutoTopUpNote]:
-    """The orders of the players just dealt a hand, carried out as it is settled; user
-    id -> what to tell them."""
-    orders = PlayerSettings.objects.filter(
-        user_id__in=[s.player_id for s in seats], auto_top_up__in=[AutoTopUp.MAX, AutoTopUp.BELOW]
-    )
-    by_user = {settings.user_id: settings for settings in orders}
+    """The orders of the players just dealt a hand (read with the table's lock), carried
+    out as it is settled; user id -> what to tell them."""
+    orders = cmd.top_up_orders
     notes = {}
     for seat in seats:
-        if seat.player_id in by_user and not seat.leave_after_hand:
-            note = auto_top_up_run(cmd, seat, settings=by_user[seat.player_id])
+        if seat.player_id in orders and not seat.leave_after_hand:
+            note = auto_top_up_run(cmd, seat, settings=orders[seat.player_id])
             if note is not None:
                 notes[seat.player_id] = note
     return notes

@@ -1,6 +1,6 @@
 """The boundary migrations keep every row: table accounts get their reference and name
 (cashier 0004), and the rake accounting changes app with its rows, ids, permissions and
-sequences (tables 0009, cashier 0005).
+sequences (tables 0009, cashier 0005); tables name their accounts (tables 0019).
 
 The test migrates its database back to before them, writes rows with the models of that
 time, migrates forward again and reads the rows with today's models.
@@ -55,6 +55,7 @@ def rows_of_before(old) -> dict[str, int]:
         buy_in_max=20_000,
     )
     table = old.get_model("tables", "Table").objects.create(name="Oak", stake_level=stake)
+    empty = old.get_model("tables", "Table").objects.create(name="Elm", stake_level=stake)
     hand = old.get_model("tables", "Hand").objects.create(
         table=table, number=1, status="finished", config={}, state={}, button=1, rake=30
     )
@@ -87,6 +88,7 @@ def rows_of_before(old) -> dict[str, int]:
     return {
         "user": user.pk,
         "table": table.pk,
+        "empty table": empty.pk,
         "hand": hand.pk,
         "account": at_table.pk,
         "share": share.pk,
@@ -104,6 +106,9 @@ def test_table_accounts_and_rake_rows_survive_the_boundary_migrations():
     table = Table.objects.get(pk=ids["table"])
     account = table_account_get(table=table)
     assert account is not None and account.pk == ids["account"]
+    # tables 0019: the table row names its account.
+    assert table.ledger_account_id == account.pk
+    assert Table.objects.get(pk=ids["empty table"]).ledger_account_id is None
     assert (account.kind, account.reference, account.name, account.balance) == (
         AccountKind.TABLE,
         f"table:{table.pk}",

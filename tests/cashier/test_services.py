@@ -1,7 +1,7 @@
 """The cashier services: every movement, its refusals, idempotency, and atomicity."""
 
 import pytest
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.test import override_settings
 
 from cashier.exceptions import (
@@ -25,6 +25,7 @@ from cashier.models import (
 from cashier.selectors import wallet_balance
 from cashier.services import (
     MAX_AMOUNT,
+    AccountsNotFound,
     Leg,
     deposit_create,
     hand_rake_collect,
@@ -216,6 +217,50 @@ def test_buy_in_top_up_rake_and_cash_out(player, table_account, fund):
     assert ledger_consistent()
 
 
+@pytest.mark.parametrize("stale", ["gone", "another kind"])
+def test_a_house_account_remembered_from_a_rolled_back_database_is_looked_up_again(
+    player, table_account, fund, stale
+):
+    """The rake remembers the house's id (one query less a raked hand); an id not, or no
+    longer, the house's (a test database rolled back, its ids reused) posts nothing, and
+    the rake looks the house up again."""
+    from cashier import services
+
+    fund(player, 1_000)
+    table_buy_in(user=player, account=table_account, amount=1_000, idempotency_key="b")
+    wallet = wallet_ensure(user=player)
+    wrong = LedgerAccount(id=10**12 if stale == "gone" else wallet.pk, kind=AccountKind.HOUSE)
+    services._houses[connection.settings_dict["NAME"]] = wrong
+    rake = hand_rake_collect(account=table_account, amount=30, hand_id=5)
+    house = LedgerAccount.objects.get(kind=AccountKind.HOUSE)
+    assert {(e.account_id, e.amount) for e in rake.entries.all()} == {
+        (table_account.pk, -30),
+        (house.pk, 30),
+    }
+    assert services._houses[connection.settings_dict["NAME"]].pk == house.pk
+    assert wallet_balance(user=player) == 0 and house.balance == 30
+    assert ledger_consistent()
+
+
+def test_a_movement_naming_an_account_not_in_the_ledger_writes_nothing(player, ledger_state):
+    before = ledger_state()
+    house = system_account_ensure(kind=AccountKind.HOUSE)
+    legs = [Leg(account=house, amount=-5), Leg(account=wallet_ensure(user=player), amount=5)]
+    ghost = [legs[0], Leg(account=LedgerAccount(id=10**12, kind=AccountKind.WALLET), amount=5)]
+    with pytest.raises(AccountsNotFound, match="2 accounts to post to, 1 found"):
+        ledger_post(kind=TransactionKind.RAKE, legs=ghost, idempotency_key="g")
+    # An account of another kind than the leg says is not the leg's account either.
+    house_as_wallet = LedgerAccount(id=house.pk, kind=AccountKind.WALLET)
+    with pytest.raises(AccountsNotFound):
+        ledger_post(
+            kind=TransactionKind.RAKE,
+            legs=[Leg(account=house_as_wallet, amount=-5), legs[1]],
+            idempotency_key="g",
+        )
+    assert ledger_state() == before
+    assert not LedgerTransaction.objects.filter(idempotency_key="g").exists()
+
+
 def test_table_movements_take_a_table_account_only(player, fund, ledger_state):
     fund(player, 1_000)
     wallet = wallet_ensure(user=player)
@@ -243,8 +288,9 @@ def test_no_buy_in_beyond_the_wallet_nor_cash_out_beyond_the_table(player, table
 def test_a_movement_replayed_with_the_wallet_empty_is_answered_as_the_first_time(
     player, table_account, fund, ledger_state
 ):
-    """The key is claimed before the funds are checked: a replay never meets the check
-    (the wallet emptied by its own first request), and a refusal claims no key."""
+    """Funds that fall short are a refusal only for a key not taken: a replay is answered
+    as the first time (the wallet emptied by its own first request), and a refusal
+    claims no key."""
     fund(player, 1_000)
     with pytest.raises(InsufficientFunds):
         table_buy_in(user=player, account=table_account, amount=1_001, idempotency_key="b")
@@ -258,42 +304,54 @@ def test_a_movement_replayed_with_the_wallet_empty_is_answered_as_the_first_time
     assert ledger_state() == after
 
 
+# The balances are the posting's last write: a trigger that fails it fails the statement
+# after the transaction row and its legs were written.
+POWER_CUT = """
+CREATE FUNCTION test_power_cut() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'the server lost power'; END; $$;
+CREATE TRIGGER test_power_cut BEFORE UPDATE OF balance ON cashier_ledgeraccount
+    FOR EACH ROW EXECUTE FUNCTION test_power_cut();
+"""
+POWER_BACK = "DROP TRIGGER test_power_cut ON cashier_ledgeraccount; DROP FUNCTION test_power_cut()"
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_failure_in_the_middle_leaves_nothing_half_done(
-    player, table_account, fund, ledger_state, monkeypatch
+    player, table_account, fund, ledger_state
 ):
+    """Outside any transaction of the caller's (autocommit), as the API's views call it:
+    the posting is one statement, its own transaction."""
     fund(player, 10_000)
     before = ledger_state()
-    from cashier import services
-
-    real_apply = services._balances_apply
-    calls = []
-
-    def crash_after_the_balances(*, locked, legs):
-        calls.append([leg.account.pk for leg in legs])
-        real_apply(locked=locked, legs=legs)
-        raise RuntimeError("the server lost power")
-
-    monkeypatch.setattr(services, "_balances_apply", crash_after_the_balances)
-    with pytest.raises(RuntimeError):
-        table_buy_in(user=player, account=table_account, amount=4_000, idempotency_key="b")
-    assert len(calls) == 1  # the transaction, its legs and the balances written, then...
-    assert ledger_state() == before  # ...all of it was rolled back
+    with connection.cursor() as cursor:
+        cursor.execute(POWER_CUT)
+    try:
+        with pytest.raises(DatabaseError, match="the server lost power"):
+            table_buy_in(user=player, account=table_account, amount=4_000, idempotency_key="b")
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(POWER_BACK)
+    assert ledger_state() == before
     assert not LedgerTransaction.objects.filter(idempotency_key="b").exists()
-    monkeypatch.undo()
     table_buy_in(user=player, account=table_account, amount=4_000, idempotency_key="b")
     assert wallet_balance(user=player) == 6_000
+    assert ledger_consistent()
 
 
-def test_inside_the_callers_transaction_a_refusal_rolls_back_only_the_movement(
-    player, table_account, fund
+def test_inside_the_callers_transaction_a_refusal_writes_nothing_and_it_goes_on(
+    player, table_account, fund, django_assert_max_num_queries
 ):
+    """No savepoint: the funds are checked before anything is written, in the statement
+    that would write it (one query a movement, its wallet looked up apart)."""
     fund(player, 1_000)
     with transaction.atomic():
         table_buy_in(user=player, account=table_account, amount=600, idempotency_key="b1")
-        with pytest.raises(InsufficientFunds):
+        with pytest.raises(InsufficientFunds), django_assert_max_num_queries(3) as queries:
             table_buy_in(user=player, account=table_account, amount=600, idempotency_key="b2")
+        assert not [q for q in queries.captured_queries if "SAVEPOINT" in q["sql"]]
         table_top_up(user=player, account=table_account, amount=400, idempotency_key="b3")
     assert wallet_balance(user=player) == 0
+    assert not LedgerTransaction.objects.filter(idempotency_key="b2").exists()
     assert ledger_consistent()
 
 
@@ -315,8 +373,8 @@ def test_a_buy_in_costs_a_fixed_number_of_queries(
     player, table_account, fund, django_assert_num_queries
 ):
     fund(player, 10_000)
-    # 1 wallet look-up (the caller passes the table's account), 1 locking read, 1 insert
-    # of the transaction (which claims the key) and 1 of both legs, 1 update of both
-    # balances: 5; and 2 savepoints, each made and released.
-    with django_assert_num_queries(9):
+    # 1 wallet look-up (the caller passes the table's account) and 1 statement that locks
+    # both accounts, claims the key by the insert of the transaction, and writes both
+    # legs and both balances; no savepoint.
+    with django_assert_num_queries(2):
         table_buy_in(user=player, account=table_account, amount=1_000, idempotency_key="b")

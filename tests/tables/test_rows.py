@@ -32,7 +32,17 @@ from tables.events import messages_from_group
 from tables.exceptions import TableBusy, TableError
 from tables.ledger import table_account_ensure
 from tables.messages import TableStatusChanged
-from tables.models import Hand, HandEvent, HandPlayer, HandStatus, RakeContribution, Seat, Table
+from tables.models import (
+    AutoTopUp,
+    Hand,
+    HandEvent,
+    HandPlayer,
+    HandStatus,
+    PlayerSettings,
+    RakeContribution,
+    Seat,
+    Table,
+)
 from tables.services import play, seating
 from tables.services.command import TableCommand, table_command
 from tables.services.hands import hand_start_due
@@ -40,6 +50,7 @@ from tests.conftest import database_url_for
 from tests.kit import (
     StakeLevelFactory,
     TableFactory,
+    UserFactory,
     current,
     deal,
     funded_player,
@@ -91,7 +102,24 @@ def test_the_lock_reads_the_seats_and_the_hand_as_their_own_statements_do_in_one
     assert locked.hand.pk == hand.pk and locked.hand.table is locked.table
     empty = TableFactory()
     with transaction.atomic():
-        assert rows.table_locked(empty.pk, lock_timeout_ms=5000)[1:] == ([], None)
+        assert rows.table_locked(empty.pk, lock_timeout_ms=5000)[1:] == ([], None, {})
+
+
+def test_the_lock_reads_the_seated_players_auto_top_up_orders_and_only_those(dealt):
+    """A settled hand carries the orders out without a query of its own; a player with
+    the order off, or no settings at all, has none; nor has anyone not seated here."""
+    table, users, _ = dealt
+    PlayerSettings.objects.create(user=users[0], auto_top_up=AutoTopUp.MAX)
+    PlayerSettings.objects.create(user=users[1], auto_top_up=AutoTopUp.BELOW, auto_top_up_below=30)
+    PlayerSettings.objects.create(user=UserFactory(), auto_top_up=AutoTopUp.MAX)
+    with transaction.atomic():
+        orders = rows.table_locked(table.pk, lock_timeout_ms=5000).top_up_orders
+    assert set(orders) == {users[0].pk, users[1].pk}
+    for user_id, order in orders.items():
+        assert fields_of(order) == fields_of(PlayerSettings.objects.get(user_id=user_id))
+    PlayerSettings.objects.filter(user=users[0]).update(auto_top_up=AutoTopUp.OFF)
+    with transaction.atomic():
+        assert set(rows.table_locked(table.pk, lock_timeout_ms=5000).top_up_orders) == {users[1].pk}
 
 
 @pytest.mark.parametrize("table_id", ["x", None, 2**63, -(2**64), 10**30, 3.5j, [1]])

@@ -2,6 +2,8 @@
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from cashier.models import AccountKind, LedgerAccount
 from tables.engine.state import HandState
@@ -74,6 +76,32 @@ def test_sitting_down_moves_the_buy_in_from_the_wallet_to_the_table(table):
     assert seat.status == SeatStatus.WAITING
     assert wallet_balance(alice) == 100_000 - 12_000
     assert table_balance(table) == 12_000
+
+
+def test_the_table_names_its_ledger_account_and_a_raked_hand_settles_in_three_queries(table):
+    """The first buy-in opens the account and the table row names it; from then on a
+    hand's rake is posted without looking the table's or the house's account up (the
+    house's is remembered from the first raked hand), and the auto top-up orders come
+    with the lock: the lock's query, the rake's posting (one statement), and the
+    command's writes (a test's transaction adds its savepoint)."""
+    assert table.ledger_account_id is None
+    heads_up(table)
+    table.refresh_from_db()
+    assert table.ledger_account_id == table_account_get(table=table).pk
+    for _ in range(2):
+        hand, state = current(table)
+        players = users_at(table)
+        while not state.over:
+            kind = "check" if state.legal_actions().can_check else "call"
+            with CaptureQueriesContext(connection) as queries:
+                play.hand_act(table_id=table.id, user=players[state.actor], kind=kind)
+            hand.refresh_from_db()
+            state = HandState.from_dict(hand.state)
+        assert hand.rake > 0
+        assert_table_account_matches_seats(table)
+        deal(table)
+    statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert len(statements) == 3, "\n".join(sql[:150] for sql in statements)
 
 
 @pytest.mark.parametrize("buy_in", [3_999, 20_001, 0, -5])
