@@ -546,8 +546,10 @@ def _transaction_write(
     and nothing to undo after a refusal, so no savepoint. A key taken is a replay,
     answered as the first time whatever the balances are now. A twin request with the key
     still uncommitted on other accounts (no lock shared) makes the insert wait for it:
-    once it commits, the key is taken; if it rolls back, ours is written. A refusal
-    (`InsufficientFunds`) has written nothing: the caller's transaction goes on as it was.
+    once it commits, the key is taken; if it rolls back, ours is written (should ours
+    fall short of funds, it is refused without waiting: a key reused on other accounts is
+    refused either way). A refusal (`InsufficientFunds`) has written nothing: the
+    caller's transaction goes on as it was, the accounts' locks held to its end.
     """
     posted = LedgerTransaction(
         kind=kind,
@@ -601,8 +603,12 @@ def _posting_sql() -> str:
 
     The insert of the transaction waits for every lock (the count of the locked accounts
     is its condition), and the legs and balances are written only with the row it
-    inserted. All run with one snapshot, but the locks return the accounts as last
-    committed, and the balances' update (READ COMMITTED) adds to those same versions.
+    inserted. All run with one snapshot, taken before any lock was waited for; the locks
+    return the accounts as last committed (READ COMMITTED), and both the funds' check
+    and the new balances are computed from those. Not from the row the update finds in
+    the snapshot: its CHECK (no balance below zero) is tested on the new row before the
+    update moves on to the row's latest version, so a debit that waited for a credit to
+    the same account (a cash-out at another table) would fail on the balance before it.
     Returned: the new transaction's id (None if none was written), how many accounts
     were locked (fewer than the legs: nothing was written), and the legs the balances
     cannot pay (account id, balance, amount)."""
@@ -635,8 +641,9 @@ WITH leg (account_id, amount, kind) AS (
     INSERT INTO {entries} ({entry_columns})
     SELECT posted.id, leg.account_id, leg.amount FROM posted CROSS JOIN leg
 ), balances AS (
-    UPDATE {accounts} AS account SET balance = account.balance + leg.amount
-    FROM posted CROSS JOIN leg WHERE account.id = leg.account_id
+    UPDATE {accounts} AS account SET balance = locked.balance + leg.amount
+    FROM posted CROSS JOIN leg JOIN locked ON locked.id = leg.account_id
+    WHERE account.id = leg.account_id
 )
 SELECT (SELECT id FROM posted), (SELECT count(*) FROM locked),
     (SELECT json_agg(json_build_array(id, balance, amount) ORDER BY id) FROM short)

@@ -24,8 +24,9 @@ def table_ledger_reference(*, table_id: int) -> str:
 def table_account_ensure(*, table: Table) -> LedgerAccount:
     """The table's ledger account, opened on first use.
 
-    Named by the table row: no query. The account's other columns (its balance, its
-    name) are read if asked for, as `QuerySet.only` defers them."""
+    Named by the table row: no query. The account's other columns are read if asked
+    for, as `QuerySet.only` defers them: its balance, and its name (a buy-in's or a
+    cash-out's memo reads it; the rake's does not)."""
     reference = table_ledger_reference(table_id=table.pk)
     if table.ledger_account_id is not None:
         return LedgerAccount.from_db(

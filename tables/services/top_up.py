@@ -53,7 +53,8 @@ def auto_top_up_run(
     added = 0
     if amount > 0:
         try:
-            # A savepoint: a refusal must leave the command's transaction usable.
+            # A savepoint: a lock not granted in time (below) fails its statement, which
+            # must leave the command's transaction usable (a refusal writes nothing).
             with transaction.atomic():
                 cashier.table_top_up(
                     user=seat.player,

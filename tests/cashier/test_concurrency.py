@@ -4,10 +4,13 @@ Each thread has its own database connection (Django opens one per thread) and cl
 at the end; the test commits for real so the threads see each other's work.
 """
 
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 
 import pytest
+from django.db import connection, transaction
 
 from cashier.exceptions import CashierError, IdempotencyKeyReused, InsufficientFunds
 from cashier.models import LedgerTransaction
@@ -17,6 +20,7 @@ from cashier.services import (
     deposit_create,
     table_account_ensure,
     table_buy_in,
+    table_cash_out,
     withdrawal_request,
 )
 from tests.cashier.conftest import ledger_consistent
@@ -111,4 +115,53 @@ def test_one_key_sent_at_once_for_movements_sharing_no_account_moves_money_once(
     assert all(isinstance(r, IdempotencyKeyReused) for r in results if r not in winners), results
     assert sorted(wallet_balance(user=p) for p in players) == [600] + [1_000] * (THREADS - 1)
     assert LedgerTransaction.objects.filter(idempotency_key="one key").count() == 1
+    assert ledger_consistent()
+
+
+def waiting_for_a_lock() -> None:
+    """Return once another connection to the test database waits for a lock."""
+    deadline = time.monotonic() + 10
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            # The activity is read once a transaction, and this one is open: read afresh.
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            if cursor.fetchone()[0]:
+                return
+            time.sleep(0.01)
+    raise AssertionError("no connection came to wait for a lock")
+
+
+def test_a_debit_that_waited_for_a_credit_to_its_wallet_is_paid_from_the_credited_balance():
+    """The wallet holds 20; a cash-out of 30 to it holds its lock a while; a buy-in of 40
+    waits for that lock. It must be paid from the 50 the wallet then holds: the funds'
+    check and the new balance both come from the locked, latest row, not from the
+    balance the statement's snapshot saw (20 - 40, below zero: refused by the database's
+    CHECK before the update moved on to the latest row)."""
+    player = UserFactory()
+    here = table_account_ensure(reference="table:here", name="Here")
+    there = table_account_ensure(reference="table:there", name="There")
+    deposit_create(user=player, amount=50, idempotency_key="seed")
+    table_buy_in(user=player, account=there, amount=30, idempotency_key="there")
+    credited = threading.Event()
+
+    def cash_out_slowly() -> object:
+        with transaction.atomic():
+            posted = table_cash_out(user=player, account=there, amount=30, idempotency_key="c")
+            credited.set()
+            waiting_for_a_lock()  # the buy-in below, for the wallet's
+        return posted
+
+    def buy_in_once_credited() -> object:
+        credited.wait(timeout=10)
+        return table_buy_in(user=player, account=here, amount=40, idempotency_key="here")
+
+    results = run_together([cash_out_slowly, buy_in_once_credited])
+
+    assert not [r for r in results if isinstance(r, Exception)], results
+    assert isinstance(results[1], Posting) and results[1].created
+    assert wallet_balance(user=player) == 10
     assert ledger_consistent()
