@@ -27,13 +27,10 @@ def table_account_ensure(*, table: Table) -> LedgerAccount:
     Named by the table row: no query. The account's other columns are read if asked
     for, as `QuerySet.only` defers them: its balance, and its name (a buy-in's or a
     cash-out's memo reads it; the rake's does not)."""
+    named = _named_account(table)
+    if named is not None:
+        return named
     reference = table_ledger_reference(table_id=table.pk)
-    if table.ledger_account_id is not None:
-        return LedgerAccount.from_db(
-            DEFAULT_DB_ALIAS,
-            ["id", "kind", "reference"],
-            [table.ledger_account_id, AccountKind.TABLE, reference],
-        )
     account = cashier.table_account_ensure(reference=reference, name=table.name)
     # The row is the command's, locked; not a field of its writes: it never changes again.
     Table.objects.filter(pk=table.pk).update(ledger_account=account)
@@ -42,6 +39,21 @@ def table_account_ensure(*, table: Table) -> LedgerAccount:
 
 
 def table_account_get(*, table: Table) -> LedgerAccount | None:
-    """The table's ledger account, or None before any chips went to the table."""
+    """The table's ledger account, or None before any chips went to the table (named by
+    the table row, as in `table_account_ensure`, or else looked up)."""
+    named = _named_account(table)
+    if named is not None:
+        return named
     reference = table_ledger_reference(table_id=table.pk)
     return LedgerAccount.objects.filter(kind=AccountKind.TABLE, reference=reference).first()
+
+
+def _named_account(table: Table) -> LedgerAccount | None:
+    """The account the table row names, its other columns deferred; None if it names none."""
+    if table.ledger_account_id is None:
+        return None
+    return LedgerAccount.from_db(
+        DEFAULT_DB_ALIAS,
+        ["id", "kind", "reference"],
+        [table.ledger_account_id, AccountKind.TABLE, table_ledger_reference(table_id=table.pk)],
+    )
