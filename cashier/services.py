@@ -560,7 +560,6 @@ def _transaction_write(
         hand_id=hand_id,
         external_reference=external_reference,
     )
-    fields = _transaction_fields()
     with connection.cursor() as cursor:
         cursor.execute(
             _posting_sql(),
@@ -569,7 +568,10 @@ def _transaction_write(
                 [leg.amount for leg in legs],
                 [leg.account.kind for leg in legs],
                 AccountKind.CLEARING.value,
-                *(f.get_db_prep_save(f.pre_save(posted, True), connection) for f in fields),
+                *(
+                    f.get_db_prep_save(f.pre_save(posted, True), connection)
+                    for f in _transaction_fields()
+                ),
                 len(legs),
             ],
         )
@@ -590,8 +592,10 @@ def _transaction_write(
     return None
 
 
-def _transaction_fields() -> list[Field]:
-    return [f for f in LedgerTransaction._meta.concrete_fields if not f.primary_key]
+@functools.cache
+def _transaction_fields() -> tuple[Field, ...]:
+    """The columns a new transaction row is written with (all but its id)."""
+    return tuple(f for f in LedgerTransaction._meta.concrete_fields if not f.primary_key)
 
 
 @functools.cache
