@@ -16,6 +16,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from poker_room.collector import tune_collector  # noqa: E402
+from poker_room.framing import framing_debug_plain  # noqa: E402
 from poker_room.http_limit import HttpConcurrencyLimit  # noqa: E402
 from poker_room.routing import websocket_urlpatterns  # noqa: E402
 from poker_room.socket_auth import socket_auth  # noqa: E402
@@ -32,6 +33,8 @@ application = ProtocolTypeRouter(
         "websocket": SameOriginValidator(socket_auth(URLRouter(websocket_urlpatterns))),
     }
 )
+
+framing_debug_plain()
 
 # Everything built so far lives as long as the process: out of the collector's way.
 tune_collector(settings.GC_THRESHOLDS)

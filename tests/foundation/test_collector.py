@@ -2,11 +2,7 @@
 (poker_room/collector.py): start-up objects frozen, so that a full collection walks only
 what was built after, and the thresholds taken from the settings."""
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.foundation.web_process import probe_output
 
 PROBE = """
 import gc
@@ -18,20 +14,7 @@ print(gc.get_freeze_count(), len(gc.get_objects()), *gc.get_threshold())
 def start_web_application(**environment: str) -> list[int]:
     """Import the ASGI application in a process of its own, as each daphne does: what
     is frozen, what is left tracked, and the three thresholds."""
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "DJANGO_SETTINGS_MODULE": "poker_room.settings.test",
-            **environment,
-        },
-        check=True,
-    )
-    return [int(number) for number in done.stdout.split()]
+    return [int(number) for number in probe_output(PROBE, **environment).split()]
 
 
 def test_the_web_applications_start_up_objects_are_frozen():
