@@ -1,11 +1,13 @@
-"""PostgreSQL's CPU for a table command's statements, prepared (as tables/rows.py runs
-them) against the same statements planned at every call (as they ran before).
+"""PostgreSQL's CPU for a table command's statements and a chip movement's, prepared (as
+poker_room/postgres/prepared.py runs them) against the same planned at every call.
 
 Creates a throwaway database beside the configured one, plays a few hands at a table of
 six through the real services (bench/queries.py), deals one more, then runs, in
 alternating rounds, each command's two queries as the room sends them: the lock's read
-(table, seats, hand) and an action's writes (hand, table, one event), each in a
-committed transaction. Run it from a checkout with PostgreSQL and Redis running:
+(table, seats, hand) and an action's writes (hand, table, one event), and the ledger's
+movement of a cent between a player's wallet and the table (`cashier.services`, the
+statement of every buy-in, top-up, cash-out and rake), each in a committed transaction.
+Run it from a checkout with PostgreSQL and Redis running:
 
     python bench/prepared.py [--calls 400] [--rounds 7]
 
@@ -58,8 +60,12 @@ def measure(calls: int, rounds: int) -> dict[tuple[str, str], list[tuple[float, 
     import queries
     from django.db import connection, transaction
 
+    from cashier.models import LedgerTransaction, TransactionKind
+    from cashier.services import Leg, _posting_parameters, _posting_sql, wallet_ensure
+    from poker_room.postgres import prepared
     from tables import rows
-    from tables.models import Hand, HandEvent, HandStatus, Table
+    from tables.ledger import table_account_ensure
+    from tables.models import Hand, HandEvent, HandStatus, Seat, Table
     from tables.services.command import HAND_FIELDS_CHANGING
     from tables.services.hands import hand_start_due
 
@@ -67,6 +73,8 @@ def measure(calls: int, rounds: int) -> dict[tuple[str, str], list[tuple[float, 
     Table.objects.filter(pk=table.pk).update(next_hand_at=None)
     hand_start_due(table_id=table.id)
     hand = Hand.objects.get(table=table, status=HandStatus.IN_PROGRESS)
+    account = table_account_ensure(table=table)
+    wallet = wallet_ensure(user=Seat.objects.filter(table=table).first().player)
     seq = [10_000]
 
     def writes() -> rows.Writes:
@@ -84,17 +92,30 @@ def measure(calls: int, rounds: int) -> dict[tuple[str, str], list[tuple[float, 
                 [value for _, params in statements for value in params],
             )
 
-    def prepared(statements, first=None) -> None:  # type: ignore[no-untyped-def]
+    def run_prepared(statements, first=None) -> None:  # type: ignore[no-untyped-def]
         with connection.cursor() as cursor:
-            rows._execute(cursor, statements, first=first)
+            prepared.execute(cursor, statements, first=first)
+
+    def posting() -> list[tuple[str, list[object]]]:
+        # One cent to the table and back, by turns, under a new key each time.
+        seq[0] += 1
+        legs = [Leg(account=wallet, amount=-1), Leg(account=account, amount=1)]
+        if seq[0] % 2:
+            legs = [Leg(account=leg.account, amount=-leg.amount) for leg in legs]
+        row = LedgerTransaction(
+            kind=TransactionKind.TOP_UP, memo="bench", idempotency_key=f"bench-{seq[0]}"
+        )
+        return [(_posting_sql(), _posting_parameters(row, legs))]
 
     timeout = (rows._LOCK_TIMEOUT_SQL, ["5000"])
     lock = rows._locked_sql(table.pk)
     ways = {
-        ("lock's read", "prepared"): lambda: prepared(lock, first=timeout),
+        ("lock's read", "prepared"): lambda: run_prepared(lock, first=timeout),
         ("lock's read", "planned each time"): lambda: planned([timeout, *lock]),
         ("action's writes", "prepared"): lambda: writes().send(),
         ("action's writes", "planned each time"): lambda: planned(writes()._statements),
+        ("a chip movement", "prepared"): lambda: run_prepared(posting()),
+        ("a chip movement", "planned each time"): lambda: planned(posting()),
     }
     results: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     for _ in range(rounds):

@@ -64,7 +64,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Field, Sum
+from django.db.models import CharField, Field, Sum
 from django.utils import timezone
 
 from accounts.models import User
@@ -88,6 +88,7 @@ from cashier.models import (
     Withdrawal,
     WithdrawalStatus,
 )
+from poker_room.postgres import prepared
 
 # Larger than any sane movement, far below 2**63: sums of legs can never overflow.
 MAX_AMOUNT = 10**12
@@ -561,20 +562,7 @@ def _transaction_write(
         external_reference=external_reference,
     )
     with connection.cursor() as cursor:
-        cursor.execute(
-            _posting_sql(),
-            [
-                [leg.account.pk for leg in legs],
-                [leg.amount for leg in legs],
-                [leg.account.kind for leg in legs],
-                AccountKind.CLEARING.value,
-                *(
-                    f.get_db_prep_save(f.pre_save(posted, True), connection)
-                    for f in _transaction_fields()
-                ),
-                len(legs),
-            ],
-        )
+        prepared.execute(cursor, [(_posting_sql(), _posting_parameters(posted, legs))])
         posted_id, locked, short = cursor.fetchone()
     if posted_id is not None:
         posted.pk = posted_id
@@ -592,18 +580,46 @@ def _transaction_write(
     return None
 
 
+def _posting_parameters(posted: LedgerTransaction, legs: Sequence[Leg]) -> list[object]:
+    """The parameters of `_posting_sql` for the transaction row `posted` and its legs."""
+    ids = [leg.account.pk for leg in legs]
+    return [
+        ids,
+        [leg.amount for leg in legs],
+        [leg.account.kind for leg in legs],
+        ids,
+        AccountKind.CLEARING.value,
+        *(f.get_db_prep_save(f.pre_save(posted, True), connection) for f in _transaction_fields()),
+        len(legs),
+        ids,
+    ]
+
+
 @functools.cache
 def _transaction_fields() -> tuple[Field, ...]:
     """The columns a new transaction row is written with (all but its id)."""
     return tuple(f for f in LedgerTransaction._meta.concrete_fields if not f.primary_key)
 
 
+def _parameter_type(field: Field) -> str:
+    """The type a value of `field` is cast to in `_posting_sql`, where it stands in a SELECT
+    list (a prepared statement's parameter there has no type to infer): the column's, but
+    a text's length left to the column to check (a cast to varchar(n) would cut a longer
+    value short, where the insert refuses it)."""
+    if isinstance(field, CharField):
+        return connection.ops.cast_char_field_without_max_length
+    return field.cast_db_type(connection)
+
+
 @functools.cache
 def _posting_sql() -> str:
     """The statement of `_transaction_write`. Its parameters: the legs' account ids,
-    amounts and account kinds (an account is locked only if it is of that kind), the
-    kind of account that may go below zero (clearing), the transaction row's values,
-    and the number of legs.
+    amounts and account kinds (an account is locked only if it is of that kind), the ids
+    again, the kind of account that may go below zero (clearing), the transaction row's
+    values, the number of legs, and the ids again. The ids' repeats (`= ANY`) find the
+    accounts by their key whatever the plan: prepared (`_transaction_write`), the
+    statement comes to run on a generic plan, which knows neither the legs nor how many
+    they are, and joined to the legs alone it read the whole accounts table twice.
 
     The insert of the transaction waits for every lock (the count of the locked accounts
     is its condition), and the legs and balances are written only with the row it
@@ -621,7 +637,7 @@ def _posting_sql() -> str:
     transactions = quote(LedgerTransaction._meta.db_table)
     entries = quote(LedgerEntry._meta.db_table)
     columns = ", ".join(quote(f.column) for f in _transaction_fields())
-    values = ", ".join(["%s"] * len(_transaction_fields()))
+    values = ", ".join(f"%s::{_parameter_type(f)}" for f in _transaction_fields())
     key = quote(LedgerTransaction._meta.get_field("idempotency_key").column)
     entry = LedgerEntry._meta
     entry_columns = ", ".join(
@@ -632,7 +648,8 @@ WITH leg (account_id, amount, kind) AS (
     SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[])
 ), locked AS (
     SELECT account.id, account.kind, account.balance FROM {accounts} AS account
-    WHERE (account.id, account.kind) IN (SELECT account_id, kind FROM leg)
+    WHERE account.id = ANY(%s::bigint[])
+    AND (account.id, account.kind) IN (SELECT account_id, kind FROM leg)
     ORDER BY account.id FOR UPDATE
 ), short AS (
     SELECT locked.id, locked.balance, leg.amount FROM locked JOIN leg ON leg.account_id = locked.id
@@ -647,7 +664,7 @@ WITH leg (account_id, amount, kind) AS (
 ), balances AS (
     UPDATE {accounts} AS account SET balance = locked.balance + leg.amount
     FROM posted CROSS JOIN leg JOIN locked ON locked.id = leg.account_id
-    WHERE account.id = leg.account_id
+    WHERE account.id = leg.account_id AND account.id = ANY(%s::bigint[])
 )
 SELECT (SELECT id FROM posted), (SELECT count(*) FROM locked),
     (SELECT json_agg(json_build_array(id, balance, amount) ORDER BY id) FROM short)

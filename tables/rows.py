@@ -19,21 +19,15 @@ them as before. The timer loop's selection of what is due (`timers_due`), run at
 one of its passes, lives here too. Only these few hot statements live here; everything
 else uses the ORM.
 
-Each statement is also prepared on the server, once per connection (`_execute`), and run
-by name: planning them again at every command was about half of PostgreSQL's CPU for
-the lock's read (bench/prepared.py). Prepared statements live in the server's session,
-so the room needs connections of its own (PostgreSQL directly, or a pooler in session
-mode, never one in transaction mode).
+Each statement is also prepared on the server, once per connection, and run by name
+(poker_room/postgres/prepared.py): planning them again at every command was about half
+of PostgreSQL's CPU for the lock's read (bench/prepared.py).
 """
 
-import contextlib
 import datetime
 import functools
-import hashlib
 import inspect
-import re
-import weakref
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
 
 import psycopg.errors
@@ -41,7 +35,6 @@ from django.db import (
     DEFAULT_DB_ALIAS,
     DatabaseError,
     DataError,
-    OperationalError,
     connection,
     models,
 )
@@ -49,6 +42,7 @@ from django.db.models.base import ModelState
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.signals import post_init, pre_init
 
+from poker_room.postgres import prepared
 from tables.models import (
     AutoTopUp,
     Hand,
@@ -184,7 +178,7 @@ def table_locked(table_id: Any, *, lock_timeout_ms: int) -> Locked | None:
     if not isinstance(pk, int) or not _ID_MIN <= pk <= _ID_MAX:
         return None
     with connection.cursor() as cursor:
-        _execute(cursor, _locked_sql(pk), first=(_LOCK_TIMEOUT_SQL, [str(lock_timeout_ms)]))
+        prepared.execute(cursor, _locked_sql(pk), first=(_LOCK_TIMEOUT_SQL, [str(lock_timeout_ms)]))
         row = cursor.fetchone()
         cursor.nextset()
         seat_rows = cursor.fetchall()
@@ -243,7 +237,7 @@ def _select_with_related(
 def seats_with_players(table: Table) -> list[Seat]:
     """The table's seats by number, each with its player loaded."""
     with connection.cursor() as cursor:
-        _execute(cursor, [(_seats_sql(), [table.pk])])
+        prepared.execute(cursor, [(_seats_sql(), [table.pk])])
         return _seats_of(cursor.fetchall(), table)[0]
 
 
@@ -285,7 +279,7 @@ def _seats_sql() -> str:
 def hand_in_progress(table: Table) -> Hand | None:
     """The table's hand in progress (its first, were there ever two), or None."""
     with connection.cursor() as cursor:
-        _execute(cursor, [(_hand_sql(), [table.pk])])
+        prepared.execute(cursor, [(_hand_sql(), [table.pk])])
         row = cursor.fetchone()
     return None if row is None else _hand_of(row, table)
 
@@ -332,7 +326,7 @@ def hand_numbers_next(table_id: int) -> HandNumbers:
     is not used (the command fails) is a gap in the ids, as a failed insert leaves.
     """
     with connection.cursor() as cursor:
-        _execute(cursor, [(_hand_numbers_next_sql(), [table_id])])
+        prepared.execute(cursor, [(_hand_numbers_next_sql(), [table_id])])
         id_, number, turn = cursor.fetchone()
     return HandNumbers(id=id_, number=(number or 0) + 1, last_turn=turn or 0)
 
@@ -352,7 +346,7 @@ def _hand_numbers_next_sql() -> str:
 def hand_players_by_seat(hand: Hand) -> dict[int, int]:
     """Seat -> the user id dealt in there (the hand's `HandPlayer` rows)."""
     with connection.cursor() as cursor:
-        _execute(cursor, [(_hand_players_sql(), [hand.pk])])
+        prepared.execute(cursor, [(_hand_players_sql(), [hand.pk])])
         return dict(cursor.fetchall())
 
 
@@ -389,7 +383,7 @@ def timers_due(until: datetime.datetime) -> tuple[list[DueTurn], list[DueDeal]]:
     deadline), and the deals due by then (of the open tables not paused by failures, by
     when): what a pass of the timer loop may run, or wait for."""
     with connection.cursor() as cursor:
-        _execute(cursor, [(_due_turns_sql(), [until]), (_due_deals_sql(), [until])])
+        prepared.execute(cursor, [(_due_turns_sql(), [until]), (_due_deals_sql(), [until])])
         turns = [DueTurn(*row) for row in cursor.fetchall()]
         cursor.nextset()
         deals = [DueDeal(*row) for row in cursor.fetchall()]
@@ -399,7 +393,7 @@ def timers_due(until: datetime.datetime) -> tuple[list[DueTurn], list[DueDeal]]:
 def tables_failing(table_ids: Collection[int]) -> set[int]:
     """Those of these tables that are paused by failures (`paused_reason` set)."""
     with connection.cursor() as cursor:
-        _execute(cursor, [(_tables_failing_sql(), [list(table_ids)])])
+        prepared.execute(cursor, [(_tables_failing_sql(), [list(table_ids)])])
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -517,7 +511,7 @@ class Writes:
         last = "COMMIT" if commit and _commits_at_block_end(connection) else None
         with connection.cursor() as cursor:
             try:
-                _execute(cursor, self._statements, last=last)
+                prepared.execute(cursor, self._statements, last=last)
             except DataError as exc:
                 if _row_gone(exc):
                     # What Model.save says when update_fields matched no row.
@@ -579,141 +573,3 @@ def _insert_sql(model: type[models.Model], rows: int, with_pk: bool) -> str:
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
     values = ", ".join([row] * rows)
     return f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES {values}"  # noqa: S608
-
-
-# At most this many statements are prepared on a connection; any more run as written. Each
-# holds its plan in the server's memory for the connection's life, and the statements
-# vary (an update's fields, an insert's number of rows): the common ones come first.
-PREPARED_AT_MOST = 48
-
-# What each connection has prepared: (generation, names); None: not known (after a query
-# that failed), so its next query starts afresh.
-_prepared: "weakref.WeakKeyDictionary[Any, tuple[int, set[str]] | None]" = (
-    weakref.WeakKeyDictionary()
-)
-# Raised when a prepared statement no longer fits the schema (a migration changed a column
-# it returns): every connection of the process then prepares afresh, not each after a
-# failure of its own.
-_generation = 0
-
-
-def _execute(
-    cursor: Any,
-    statements: Sequence[tuple[str, Sequence[Any]]],
-    *,
-    first: tuple[str, Sequence[Any]] | None = None,
-    last: str | None = None,
-) -> None:
-    """Run `statements` (SQL with %s placeholders, and their parameters), in order, in one
-    query, each as a statement prepared on the connection; the cursor is left at the
-    first one's result, as `execute` leaves it.
-
-    `first` runs before anything else, as written: the lock's timeout, which must hold
-    before a PREPARE, whose parsing waits for the locks of the tables it names. A
-    statement not yet prepared on this connection is prepared in the same query, before
-    the statements run. After a query that failed, what the connection has is not known
-    (PREPARE is not undone by a rollback; a statement may be gone from the server), and
-    its next query drops them all and prepares afresh. A statement that no longer fits
-    the schema fails its command as an outage would (an `OperationalError`, not the
-    table's fault), and every connection prepares afresh. A query that is its
-    transaction's first begins it, ahead of all that (`_transaction_begun_by_query`).
-    `last`, a statement without parameters, runs after everything else (the COMMIT of
-    `Writes.send`; PostgreSQL cannot prepare a COMMIT)."""
-    global _generation
-    connection_ = cursor.connection  # psycopg's, the server session's
-    generation = _generation
-    entry = _prepared.get(connection_, (generation, set()))
-    preparing: list[str] = []
-    if entry is None or entry[0] != generation:
-        preparing.append("DEALLOCATE ALL")
-        known: set[str] = set()
-    else:
-        known = set(entry[1])  # the connection's own only once the query has run
-    head, values = ([], []) if first is None else ([first[0]], list(first[1]))
-    begins = _begins_transaction(connection_)
-    if begins:
-        head.insert(0, connection_._get_tx_start_command().decode())
-    runs = []
-    for sql, params in statements:
-        name = _prepared_name(sql)
-        if name not in known and len(known) < PREPARED_AT_MOST:
-            preparing.append(f"PREPARE {name} AS {_numbered(sql)}")
-            known.add(name)
-        if name in known:
-            arguments = f"({', '.join(['%s'] * len(params))})" if params else ""
-            runs.append(f"EXECUTE {name}{arguments}")
-        else:
-            runs.append(sql)
-        values.extend(params)
-    try:
-        with _transaction_begun_by_query(connection_, begins):
-            tail = [] if last is None else [last]
-            cursor.execute(";\n".join(head + preparing + runs + tail), values)
-    except BaseException as exc:  # interrupted too: what ran of the query is not known
-        _prepared[connection_] = None
-        if isinstance(exc, Exception) and _no_longer_fits(exc):
-            _generation += 1
-            raise OperationalError(
-                f"A prepared statement no longer fits the schema ({exc}); the room's "
-                "connections prepare their statements again."
-            ) from exc
-        raise
-    _prepared[connection_] = (generation, known)
-    for _ in range(len(head) + len(preparing)):
-        cursor.nextset()
-
-
-def _begins_transaction(connection_: Any) -> bool:
-    """Whether this query is the first of a transaction (one not in autocommit mode, with
-    none open on the server yet): psycopg would send its BEGIN on its own first."""
-    return (
-        not connection_.autocommit
-        and connection_.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-    )
-
-
-@contextlib.contextmanager
-def _transaction_begun_by_query(connection_: Any, begins: bool) -> Iterator[None]:
-    """While the query that begins the transaction itself runs, keep psycopg from sending
-    its BEGIN first, as a round trip of its own: a table command's first statement is
-    the lock's read, and that round trip was one in five of every command's (PostgreSQL's
-    and the process's CPU, and the database thread's time waiting). psycopg sends it when
-    a query starts while the connection is out of autocommit and the server has no
-    transaction open; with the flag set for the query, it leaves it to the query, whose
-    first statement is that BEGIN (`_get_tx_start_command`, with the connection's
-    isolation level). The server's transaction status then says the rest, as for a
-    transaction psycopg began (commit, rollback). A query that fails before its BEGIN runs
-    (a value psycopg refuses, SQL the server cannot parse) ran nothing, and leaves no
-    transaction open, where psycopg's BEGIN would have left an aborted one: the command
-    fails either way. tests/tables/test_rows.py follows the protocol's messages to hold
-    psycopg (pinned) to this, and interrupts the query in the ways a command can fail."""
-    if not begins:
-        yield
-        return
-    try:
-        connection_._autocommit = True
-        yield
-    finally:
-        connection_._autocommit = False
-
-
-def _no_longer_fits(exc: Exception) -> bool:
-    cause = exc.__cause__
-    return isinstance(cause, psycopg.errors.InvalidSqlStatementName) or (
-        isinstance(cause, psycopg.errors.FeatureNotSupported) and "cached plan" in str(cause)
-    )
-
-
-@functools.cache
-def _prepared_name(sql: str) -> str:
-    # From the text: the same in every thread and connection, with no registry to share.
-    return "rows_" + hashlib.blake2b(sql.encode(), digest_size=10).hexdigest()
-
-
-@functools.cache
-def _numbered(sql: str) -> str:
-    """`sql` with its %s placeholders as PostgreSQL's numbered parameters."""
-    if "%%" in sql or "$" in sql:
-        raise ValueError(f"cannot number the parameters of {sql!r}")
-    numbers = iter(range(1, sql.count("%s") + 1))
-    return re.sub("%s", lambda _: f"${next(numbers)}", sql)

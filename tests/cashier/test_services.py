@@ -27,6 +27,8 @@ from cashier.services import (
     MAX_AMOUNT,
     AccountsNotFound,
     Leg,
+    _posting_parameters,
+    _posting_sql,
     deposit_create,
     hand_rake_collect,
     ledger_post,
@@ -41,6 +43,7 @@ from cashier.services import (
     withdrawal_reject,
     withdrawal_request,
 )
+from poker_room.postgres.prepared import numbered, prepared_name
 from tests.cashier.conftest import ledger_consistent
 
 pytestmark = pytest.mark.django_db
@@ -378,3 +381,67 @@ def test_a_buy_in_costs_a_fixed_number_of_queries(
     # legs and both balances; no savepoint.
     with django_assert_num_queries(2):
         table_buy_in(user=player, account=table_account, amount=1_000, idempotency_key="b")
+
+
+def test_a_movement_runs_as_a_statement_prepared_once_on_the_connection(
+    player, table_account, fund, django_assert_num_queries
+):
+    """The movement's statement is planned once per connection (poker_room/postgres/
+    prepared.py), then run by name: a second movement prepares nothing, and both post."""
+    fund(player, 10_000)
+    table_buy_in(user=player, account=table_account, amount=1_000, idempotency_key="b1")
+    name = prepared_name(_posting_sql())
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE name = %s", [name])
+        assert cursor.fetchone() == (1,)
+    with django_assert_num_queries(2) as captured:
+        table_buy_in(user=player, account=table_account, amount=1_000, idempotency_key="b2")
+    posting = captured.captured_queries[-1]["sql"]
+    assert posting.startswith(f"EXECUTE {name}(") and "PREPARE" not in posting
+    assert wallet_balance(user=player) == 8_000
+    assert LedgerAccount.objects.get(pk=table_account.pk).balance == 2_000
+    assert ledger_consistent()
+
+
+def test_a_value_too_long_for_its_column_is_refused_not_cut_short(player, fund, ledger_state):
+    """A prepared statement's values are cast to their columns' types, but a text's length
+    is left to the column: a memo past its 200 characters fails the movement, whole."""
+    fund(player, 1_000)
+    before = ledger_state()
+    house = system_account_ensure(kind=AccountKind.HOUSE)
+    legs = [Leg(account=wallet_ensure(user=player), amount=-5), Leg(account=house, amount=5)]
+    with pytest.raises(DatabaseError, match="too long"), transaction.atomic():
+        ledger_post(kind=TransactionKind.RAKE, legs=legs, idempotency_key="m", memo="x" * 201)
+    assert ledger_state() == before
+    posting = ledger_post(kind=TransactionKind.RAKE, legs=legs, idempotency_key="m", memo="x" * 200)
+    assert posting.created and posting.transaction.memo == "x" * 200
+
+
+def test_a_movements_generic_plan_finds_its_accounts_by_key(player, table_account):
+    """Prepared, the movement comes to run on PostgreSQL's generic plan, made without its
+    parameters: it must still find the legs' accounts through the key, not read the whole
+    accounts table (one per player, and the table's) to join them to the legs. With a
+    thousand accounts the statement without the ids' `= ANY` read them all, twice; a
+    plan made then is kept until the table is analyzed again, while it grows."""
+    LedgerAccount.objects.bulk_create(
+        LedgerAccount(kind=AccountKind.TABLE, reference=f"table:plan-{n}", name=f"plan {n}")
+        for n in range(1_000)
+    )
+    wallet = wallet_ensure(user=player)
+    row = LedgerTransaction(kind=TransactionKind.BUY_IN, idempotency_key="plan")
+    legs = [Leg(account=wallet, amount=-1), Leg(account=table_account, amount=1)]
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE cashier_ledgeraccount")
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute(f"PREPARE plan_probe AS {numbered(_posting_sql())}")
+        try:
+            arguments = ", ".join(["%s"] * len(_posting_parameters(row, legs)))
+            cursor.execute(
+                f"EXPLAIN (COSTS OFF) EXECUTE plan_probe({arguments})",
+                _posting_parameters(row, legs),
+            )
+            plan = "\n".join(line for (line,) in cursor.fetchall())
+        finally:
+            cursor.execute("DEALLOCATE plan_probe")
+    assert "Seq Scan on cashier_ledgeraccount" not in plan, plan
+    assert plan.count("Index Scan using cashier_ledgeraccount_pkey") == 2, plan

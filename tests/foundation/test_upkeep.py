@@ -10,6 +10,7 @@ import pytest
 from django.conf import settings
 from django.db import connection, transaction
 
+from poker_room.postgres import prepared
 from poker_room.postgres.upkeep import (
     RUN_LOCK_KEY,
     TableCounts,
@@ -117,7 +118,7 @@ def test_a_plan_made_while_the_hands_were_few_is_made_again_once_upkeep_analyzes
     table = TableFactory()
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE tables_hand")  # a new room's: no hand yet
-        cursor.execute(f"PREPARE upkeep_probe AS {rows._numbered(rows._hand_sql())}")
+        cursor.execute(f"PREPARE upkeep_probe AS {prepared.numbered(rows._hand_sql())}")
         try:
             for _ in range(6):  # PostgreSQL settles on a generic plan after five runs
                 cursor.execute("EXECUTE upkeep_probe(%s)", [table.pk])

@@ -26,6 +26,7 @@ from django.test.utils import CaptureQueriesContext, isolate_apps
 from cashier.audit import ledger_audit
 from cashier.models import AccountKind, LedgerEntry, LedgerTransaction
 from cashier.services import system_account_ensure, table_top_up
+from poker_room.postgres import prepared
 from tables import feed, rows
 from tables.engine.state import HandState
 from tables.events import messages_from_group
@@ -432,8 +433,8 @@ def test_a_deal_writes_its_hand_players_events_seats_and_table_in_one_query(deal
     # In the test's transaction the command runs in a savepoint: its queries are between.
     assert queries[0]["sql"].startswith("SAVEPOINT") and queries[-1]["sql"].startswith("RELEASE")
     lock, numbers, writes = (q["sql"] for q in queries[1:-1])
-    assert rows._prepared_name(rows._table_locked_sql()) in lock
-    assert rows._prepared_name(rows._hand_numbers_next_sql()) in numbers
+    assert prepared.prepared_name(rows._table_locked_sql()) in lock
+    assert prepared.prepared_name(rows._hand_numbers_next_sql()) in numbers
     stored = Hand.objects.get(pk=dealt_now.pk)
     assert fields_of(stored) == fields_of(dealt_now)
     assert HandState.from_dict(stored.state).hand_id == f"{table.id}-{stored.number}"
@@ -442,8 +443,8 @@ def test_a_deal_writes_its_hand_players_events_seats_and_table_in_one_query(deal
     }
     assert HandEvent.objects.filter(hand=stored).count() == stored.events_logged > 0
     seated = len(rows.hand_players_by_seat(stored))
-    assert rows._prepared_name(rows._insert_sql(Hand, 1, True)) in writes
-    assert rows._prepared_name(rows._insert_sql(HandPlayer, seated, False)) in writes
+    assert prepared.prepared_name(rows._insert_sql(Hand, 1, True)) in writes
+    assert prepared.prepared_name(rows._insert_sql(HandPlayer, seated, False)) in writes
 
 
 @pytest.mark.parametrize("stacks", [(100, 100), (100, 5_000), (5_000, 100)])
@@ -512,7 +513,7 @@ def as_a_new_session() -> None:
     """This connection as a new one: nothing prepared on the server, nor known here."""
     with connection.cursor() as cursor:
         cursor.execute("DEALLOCATE ALL")
-        rows._prepared.pop(cursor.connection, None)
+        prepared._prepared.pop(cursor.connection, None)
 
 
 def test_each_statement_is_prepared_once_on_a_connection_and_run_by_name(dealt):
@@ -526,7 +527,7 @@ def test_each_statement_is_prepared_once_on_a_connection_and_run_by_name(dealt):
     assert "PREPARE " not in second and second.count("EXECUTE ") == 3
     # The lock's timeout comes first, as written: a PREPARE waits for locks too.
     assert first.startswith(rows._LOCK_TIMEOUT_SQL.replace("%s", "'5000'"))
-    names = {rows._prepared_name(sql) for sql, _ in rows._locked_sql(table.pk)}
+    names = {prepared.prepared_name(sql) for sql, _ in rows._locked_sql(table.pk)}
     assert names <= prepared_on_server()
 
 
@@ -556,17 +557,17 @@ def test_a_query_that_fails_after_preparing_leaves_the_connection_preparing_afre
             transaction.atomic(),
             connection.cursor() as cursor,
         ):
-            rows._execute(cursor, [*lock, divide])
+            prepared.execute(cursor, [*lock, divide])
     with transaction.atomic():
         assert rows.table_locked(table.pk, lock_timeout_ms=5000).table.pk == table.pk
         assert rows.table_locked(table.pk, lock_timeout_ms=5000).table.pk == table.pk
 
 
 def test_a_placeholder_is_numbered_in_order_and_a_percent_sign_is_refused():
-    assert rows._numbered("SELECT %s, %s WHERE x = %s") == "SELECT $1, $2 WHERE x = $3"
+    assert prepared.numbered("SELECT %s, %s WHERE x = %s") == "SELECT $1, $2 WHERE x = $3"
     for sql in ("SELECT '100%%'", "SELECT $1"):
         with pytest.raises(ValueError, match="cannot number"):
-            rows._numbered(sql)
+            prepared.numbered(sql)
 
 
 def test_statements_past_the_limit_run_as_written_and_a_statement_without_parameters_runs(
@@ -574,21 +575,21 @@ def test_statements_past_the_limit_run_as_written_and_a_statement_without_parame
 ):
     table, _, _ = dealt
     as_a_new_session()
-    monkeypatch.setattr(rows, "PREPARED_AT_MOST", 1)
+    monkeypatch.setattr(prepared, "PREPARED_AT_MOST", 1)
     statements = [(rows._seats_sql(), [table.pk]), ("SELECT 41 + 1", [])]
     with CaptureQueriesContext(connection) as queries, connection.cursor() as cursor:
-        rows._execute(cursor, statements)
+        prepared.execute(cursor, statements)
         seat_rows = cursor.fetchall()
         cursor.nextset()
         assert cursor.fetchone() == (42,)
     assert len(seat_rows) == 3
     assert queries[0]["sql"].endswith("SELECT 41 + 1")  # as written: past the limit
-    monkeypatch.setattr(rows, "PREPARED_AT_MOST", 48)
+    monkeypatch.setattr(prepared, "PREPARED_AT_MOST", 48)
     with CaptureQueriesContext(connection) as queries, connection.cursor() as cursor:
-        rows._execute(cursor, statements)
+        prepared.execute(cursor, statements)
         cursor.nextset()
         assert cursor.fetchone() == (42,)
-    assert queries[0]["sql"].endswith(f"EXECUTE {rows._prepared_name('SELECT 41 + 1')}")
+    assert queries[0]["sql"].endswith(f"EXECUTE {prepared.prepared_name('SELECT 41 + 1')}")
 
 
 @table_command
@@ -654,20 +655,20 @@ def test_a_column_changed_under_a_prepared_statement_fails_one_command_as_an_out
     column = f'ALTER TABLE "{Table._meta.db_table}" ALTER COLUMN "name" TYPE varchar(%s)'
     length = Table._meta.get_field("name").max_length
     assert command_noop(table_id=table.pk) == table.pk  # prepared
-    generation = rows._generation
+    generation = prepared._generation
     other_session.execute(column % (length + 20))
     other_session.commit()
     try:
         with pytest.raises(OperationalError, match="no longer fits the schema"):
             command_noop(table_id=table.pk)
-        assert rows._generation == generation + 1
+        assert prepared._generation == generation + 1
         assert command_noop(table_id=table.pk) == table.pk
         stored = Table.objects.get(pk=table.pk)
         assert (stored.failure_count, stored.paused_reason) == (0, "")
     finally:
         other_session.execute(column % length)
         other_session.commit()
-        rows._generation += 1  # the change undone: the next tests' connections prepare afresh
+        prepared._generation += 1  # the change undone: the next tests' connections prepare afresh
 
 
 @pytest.mark.django_db(transaction=True)
@@ -676,7 +677,7 @@ def test_a_command_begins_its_transaction_in_its_first_query_and_commits_it_in_i
 ):
     """psycopg (pinned) sends a BEGIN of its own before a transaction's first query, and
     a COMMIT of its own at its end; a table command's lock read carries the BEGIN
-    (`rows._transaction_begun_by_query`) and its writes the COMMIT (`rows.Writes.send`):
+    (`prepared._transaction_begun_by_query`) and its writes the COMMIT (`rows.Writes.send`):
     an action is two queries. Followed on the wire: the protocol's messages, as libpq
     traces them."""
     table, _ = table_with_players(StakeLevelFactory(), 3)
@@ -861,7 +862,7 @@ def _a_stack_out_of_range(cmd: TableCommand) -> None:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
-    ("spoil", "prepared", "error", "refusal", "counted"),
+    ("spoil", "as_prepared", "error", "refusal", "counted"),
     [
         (_a_seat_gone, True, DatabaseError, "did not affect any rows", 1),
         (_a_seat_gone, False, DatabaseError, "did not affect any rows", 1),
@@ -871,7 +872,7 @@ def _a_stack_out_of_range(cmd: TableCommand) -> None:
     ids=["seat-gone", "seat-gone-as-written", "ledger-unbalanced", "value-refused"],
 )
 def test_writes_that_fail_at_or_before_their_commit_commit_move_and_publish_nothing(
-    spoil, prepared, error, refusal, counted, other_session, monkeypatch
+    spoil, as_prepared, error, refusal, counted, other_session, monkeypatch
 ):
     """The COMMIT rides on the writes' query: a row found gone by an update of that query
     (a prepared statement or one run as written), the ledger's deferred check failing
@@ -883,9 +884,9 @@ def test_writes_that_fail_at_or_before_their_commit_commit_move_and_publish_noth
     deal(table)
     user = funded_player()
     table.refresh_from_db()
-    if not prepared:
+    if not as_prepared:
         as_a_new_session()
-        monkeypatch.setattr(rows, "PREPARED_AT_MOST", 0)
+        monkeypatch.setattr(prepared, "PREPARED_AT_MOST", 0)
     seats = {seat.pk: seat.stack for seat in Seat.objects.filter(table=table)}
     before = (LedgerTransaction.objects.count(), LedgerEntry.objects.count(), wallet(user))
     listener = _feed_listener(table)
