@@ -4,8 +4,8 @@ PostgreSQL plans a statement every time it is sent as text; prepared, it is plan
 per connection (a generic plan, or a custom one while those come out cheaper) and each
 run only binds its parameters. For the room's hot statements that planning was about
 half of PostgreSQL's CPU for a table command's read under its lock (bench/prepared.py),
-and most of a chip movement's (`cashier.services._posting_sql`, a statement of six
-parts: bench/prepared.py `--posting`).
+and about half of a chip movement's (`cashier.services._posting_sql`, a statement of
+six parts; bench/prepared.py measures both).
 
 `execute` sends a list of statements in one query (client-side binding, Django's way
 with psycopg 3: one round trip for all of them), each as `EXECUTE name(...)` of a
@@ -154,7 +154,7 @@ def _no_longer_fits(exc: Exception) -> bool:
 @functools.cache
 def prepared_name(sql: str) -> str:
     # From the text: the same in every thread and connection, with no registry to share.
-    return "rows_" + hashlib.blake2b(sql.encode(), digest_size=10).hexdigest()
+    return "prepared_" + hashlib.blake2b(sql.encode(), digest_size=10).hexdigest()
 
 
 @functools.cache

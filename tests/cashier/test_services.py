@@ -435,11 +435,9 @@ def test_a_movements_generic_plan_finds_its_accounts_by_key(player, table_accoun
         cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         cursor.execute(f"PREPARE plan_probe AS {numbered(_posting_sql())}")
         try:
-            arguments = ", ".join(["%s"] * len(_posting_parameters(row, legs)))
-            cursor.execute(
-                f"EXPLAIN (COSTS OFF) EXECUTE plan_probe({arguments})",
-                _posting_parameters(row, legs),
-            )
+            parameters = _posting_parameters(row, legs)
+            arguments = ", ".join(["%s"] * len(parameters))
+            cursor.execute(f"EXPLAIN (COSTS OFF) EXECUTE plan_probe({arguments})", parameters)
             plan = "\n".join(line for (line,) in cursor.fetchall())
         finally:
             cursor.execute("DEALLOCATE plan_probe")
