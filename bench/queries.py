@@ -23,9 +23,7 @@ old version pruned from the page). `--profile N` adds the N costliest functions 
 the `act` calls (`--profile-of deal`: of the deals), from cProfile. `--history N` gives
 the table N earlier hands first (finished, each with a state of a real one's size), so
 that a deal is measured on a table with a long past: it should cost what it costs on a
-new table (a deal once read every hand its table had dealt). `--copies` keeps copies of
-the table's rows between commands, as a web process that reads the table's feed does
-(tables/row_cache.py): an action on the copy its predecessor left skips the lock's read.
+new table (a deal once read every hand its table had dealt).
 """
 
 import argparse
@@ -44,12 +42,6 @@ def main() -> int:
     parser.add_argument("--profile", type=int, default=0, metavar="N")
     parser.add_argument("--profile-of", choices=("act", "deal", "sit"), default="act")
     parser.add_argument("--history", type=int, default=0, metavar="N")
-    parser.add_argument(
-        "--copies",
-        action="store_true",
-        help="keep copies of the table's rows between commands, as a web process that reads "
-        "the table's feed does (tables/row_cache.py): its commands skip the lock's read",
-    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "poker_room.settings.test")
     os.environ.setdefault("TEST_DATABASE_NAME", "bench_queries")
@@ -61,11 +53,7 @@ def main() -> int:
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         counts, kinds, cpu = measure(
-            args.hands,
-            profile_top=args.profile,
-            profiled=args.profile_of,
-            history=args.history,
-            copies=args.copies,
+            args.hands, profile_top=args.profile, profiled=args.profile_of, history=args.history
         )
         in_place = updates_in_place(connection)
     finally:
@@ -174,12 +162,7 @@ def round_trips_counted() -> list[int]:
 
 
 def measure(
-    hands: int,
-    *,
-    profile_top: int = 0,
-    profiled: str = "act",
-    history: int = 0,
-    copies: bool = False,
+    hands: int, *, profile_top: int = 0, profiled: str = "act", history: int = 0
 ) -> tuple[dict[str, list[int]], Counter[str], dict[str, list[float]]]:
     import cProfile
     import pstats
@@ -192,7 +175,7 @@ def measure(
 
     from accounts.models import User
     from cashier.services import deposit_create
-    from tables import feed, row_cache
+    from tables import feed
     from tables.engine.state import HandState
     from tables.models import Hand, HandStatus, Seat, StakeLevel, Table
     from tables.services import play, seating
@@ -203,8 +186,6 @@ def measure(
     )
     table = Table.objects.create(name="bench", stake_level=stake, seats=6)
     Table.objects.filter(pk=table.pk).update(next_hand_at=timezone.now() + timedelta(hours=1))
-    if copies:
-        row_cache.follow(table.pk)
     counts: dict[str, list[int]] = defaultdict(list)
     cpu: dict[str, list[float]] = defaultdict(list)
     acts: list[list[str]] = []

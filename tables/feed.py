@@ -51,7 +51,6 @@ from poker_room.channel_layer import (
     REDIS_DOWN_ERRORS,
     raise_if_cancelling,
 )
-from tables import row_cache
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +164,6 @@ class TableFeed:
         self._tables[channel] = table_id
         try:
             if first:
-                row_cache.follow(table_id)
                 self._confirmed[channel] = asyncio.Event()
                 async with self._subscribing:
                     await self._connected().subscribe(channel)
@@ -196,7 +194,7 @@ class TableFeed:
             return False
         del self._inboxes[channel]
         del self._confirmed[channel]
-        row_cache.unfollow(self._tables.pop(channel))
+        del self._tables[channel]
         return True
 
     def _connected(self) -> Any:
@@ -253,7 +251,6 @@ class TableFeed:
         may join as if subscribed, and every viewer resyncs once it is back."""
         for event in self._confirmed.values():
             event.clear()
-        row_cache.forget()
 
     async def _resubscribe(self) -> None:
         """A new connection, subscribed to every table still watched here; its viewers
@@ -277,15 +274,11 @@ class TableFeed:
         inboxes = self._inboxes.get(channel)
         if not inboxes:
             return  # left meanwhile
-        table_id = self._tables[channel]
         try:
-            message = group_message(payload, table_id)
+            message = group_message(payload, self._tables[channel])
         except ValueError as exc:  # not ours, or corrupt: nothing a viewer could use
             logger.error("table feed: dropped a message on %s: %s", channel, exc)
             return
-        if message["messages"]:
-            # The copies of the table's rows from before this are out of date.
-            row_cache.heard(table_id, message["messages"][-1]["version"])
         for inbox in list(inboxes):
             try:
                 inbox.put_nowait(message)

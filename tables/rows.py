@@ -22,18 +22,11 @@ else uses the ORM.
 Each statement is also prepared on the server, once per connection, and run by name
 (poker_room/postgres/prepared.py): planning them again at every command was about half
 of PostgreSQL's CPU for the lock's read (bench/prepared.py).
-
-The read also gives each row's version (`RowVersions`), and a web process keeps a copy
-of the rows its command left (`RowsCopy`, tables/row_cache.py); its next command on the
-table works on new instances of the copy (`locked_of`) and checks the versions under the
-table's lock in the query of its writes (`check_statements`).
 """
 
 import datetime
 import functools
 import inspect
-import json
-import operator
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
 
@@ -83,10 +76,6 @@ class _Columns:
             raise ValueError(f"{model.__name__} has no column for some of {only}")
         self.model = model
         self.attnames = [f.attname for f in fields]
-        # The values of these fields in an instance's __dict__, as a tuple (`_values`).
-        self.values_of = operator.itemgetter(*self.attnames) if len(fields) > 1 else None
-        # Where the JSON values are: a copy keeps them as text (`_values`).
-        self.json = [i for i, f in enumerate(fields) if isinstance(f, models.JSONField)]
         # Whether an instance can be made by setting its fields' entries (`instance`):
         # Django's own __init__ (none of a mixin's either), from_db and __setattr__, and
         # every field set as an entry of the instance's __dict__, not through a
@@ -113,10 +102,6 @@ class _Columns:
         for index, converters, column in self.converters:
             for convert in converters:
                 values[index] = convert(values[index], column, connection)
-        return self.instance_of(values)
-
-    def instance_of(self, values: Sequence[Any]) -> models.Model:
-        """The instance of these values of the fields (Python's, converted already)."""
         if not self.plain or pre_init.receivers or post_init.receivers:
             return self.model.from_db(DEFAULT_DB_ALIAS, self.attnames, values)
         # What `Model.from_db` makes, without `Model.__init__`'s walk over every field,
@@ -171,32 +156,6 @@ class Locked(NamedTuple):
     # The seated players' auto top-up orders (`PlayerSettings`, those not off), by user
     # id: a settled hand carries them out.
     top_up_orders: dict[int, PlayerSettings]
-    # The version of every row read (see `RowVersions`).
-    versions: "RowVersions"
-
-
-class RowVersions(NamedTuple):
-    """The version of each row a command reads under the table's lock: PostgreSQL's
-    `xmin`, the transaction that wrote the row as it is now, which every update, by
-    anyone, replaces. Equal versions of the same rows are the same rows, unchanged: a
-    transaction that wrote a row, and committed, writes nothing more. A copy of the rows
-    (tables/row_cache.py) is checked against them (`fingerprint`, `check_statements`)."""
-
-    table: str
-    stake_level: str
-    # Each seat by number: its id, its version, its player's and that player's auto
-    # top-up order's (None: no order, or off).
-    seats: tuple[tuple[int, str, str, str | None], ...]
-    # The hand in progress: its id and version.
-    hand: tuple[int, str] | None
-
-    def fingerprint(self) -> str:
-        """The versions as `_fingerprint_sql` writes them, in the same text."""
-        seats = ",".join(
-            f"{id_}:{seat}:{user}:{order or '-'}" for id_, seat, user, order in self.seats
-        )
-        hand = "" if self.hand is None else f"{self.hand[0]}:{self.hand[1]}"
-        return f"{self.table}|{self.stake_level}|{seats}|{hand}"
 
 
 def table_locked(table_id: Any, *, lock_timeout_ms: int) -> Locked | None:
@@ -231,141 +190,11 @@ def table_locked(table_id: Any, *, lock_timeout_ms: int) -> Locked | None:
     table = tables.instance(row)
     Table.stake_level.field.set_cached_value(table, stakes.instance(row, len(tables.attnames)))
     seats, orders = _seats_of(seat_rows, table)
-    hand = None if hand_row is None else _hand_of(hand_row, table)
-    # Each statement's last columns are the versions of its rows (`_version`).
-    versions = RowVersions(
-        table=row[-2],
-        stake_level=row[-1],
-        seats=tuple((seat.pk, *r[-3:]) for seat, r in zip(seats, seat_rows, strict=True)),
-        hand=None if hand is None else (hand.pk, hand_row[-1]),
-    )
-    return Locked(table=table, seats=seats, hand=hand, top_up_orders=orders, versions=versions)
-
-
-class RowsCopy(NamedTuple):
-    """A table's rows as a command left them, for a later command to work on without
-    reading them (tables/row_cache.py): the values of their fields (Python's, as the
-    instances held them; JSON as its text), made into new instances by `locked_of`, and
-    their versions."""
-
-    table: tuple[Any, ...]
-    stake_level: tuple[Any, ...]
-    # Each seat by number: its values, its player's (`SEAT_PLAYER_FIELDS`) and those of
-    # the player's auto top-up order (None: none).
-    seats: tuple[tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...] | None], ...]
-    hand: tuple[Any, ...] | None
-    versions: RowVersions
-
-
-def rows_copy(
-    table: Table,
-    seats: Sequence[Seat],
-    hand: Hand | None,
-    top_up_orders: dict[int, PlayerSettings],
-    versions: RowVersions,
-) -> RowsCopy | None:
-    """The copy of these instances (as `table_locked` made them, and a command changed
-    them), or None when one holds something other than a field's value (an expression
-    to be worked out by the database, a field not loaded, a relation not loaded)."""
-    try:
-        seat_values = []
-        for seat in seats:
-            order = top_up_orders.get(seat.player_id)
-            player = _values(Seat.player.field.get_cached_value(seat, None), SEAT_PLAYER_FIELDS)
-            seat_values.append((_values(seat), player, None if order is None else _values(order)))
-        return RowsCopy(
-            table=_values(table),
-            stake_level=_values(Table.stake_level.field.get_cached_value(table, None)),
-            seats=tuple(seat_values),
-            hand=None if hand is None else _values(hand),
-            versions=versions,
-        )
-    except _NotPlain:
-        return None
-
-
-class _NotPlain(Exception):
-    pass
-
-
-def _values(instance: models.Model | None, only: tuple[str, ...] = ()) -> tuple[Any, ...]:
-    """The instance's values of its model's fields (`only` these). A JSON value is kept as
-    its text (keys sorted, as PostgreSQL's may come back in another order): a dict or
-    list held would be the instance's own, which anything holding the instance could
-    change in place, unsaved."""
-    if instance is None:
-        raise _NotPlain
-    columns = _columns(type(instance), only)
-    try:
-        values = columns.values_of(instance.__dict__)  # type: ignore[misc]
-    except (KeyError, TypeError):  # a field not loaded (or a model of one field)
-        raise _NotPlain from None
-    if any(map(_is_expression, set(map(type, values)))):
-        raise _NotPlain
-    if columns.json:
-        values = list(values)
-        for index in columns.json:
-            values[index] = json.dumps(values[index], sort_keys=True)
-        values = tuple(values)
-    return values
-
-
-def _instance_of_copy(columns: _Columns, values: Sequence[Any]) -> models.Model:
-    """A new instance of values kept by `_values` (its JSON values new too)."""
-    if columns.json:
-        values = list(values)
-        for index in columns.json:
-            values[index] = json.loads(values[index])
-    return columns.instance_of(values)
-
-
-@functools.cache
-def _is_expression(kind: type) -> bool:
-    """Whether values of this type are for the database to work out (`F`, a default)."""
-    return hasattr(kind, "resolve_expression")
-
-
-def changed_unwritten(
-    before: tuple[Any, ...],
-    after: tuple[Any, ...],
-    model: type[models.Model],
-    written: Collection[str],
-) -> bool:
-    """Whether a field (by attname) not among those `written` changed from `before` to
-    `after` (values of `rows_copy`): an instance that no longer holds its row."""
-    return before != after and any(
-        old != new and name not in written
-        for name, old, new in zip(_columns(model).attnames, before, after, strict=True)
-    )
-
-
-def locked_of(copy: RowsCopy) -> Locked:
-    """New instances of a copy's rows, related as `table_locked` relates them."""
-    table = _instance_of_copy(_columns(Table), copy.table)
-    stake_level = _instance_of_copy(
-        _columns(Table.stake_level.field.related_model), copy.stake_level
-    )
-    Table.stake_level.field.set_cached_value(table, stake_level)
-    seats, orders = [], {}
-    users = _columns(Seat.player.field.related_model, SEAT_PLAYER_FIELDS)
-    for seat_values, player_values, order_values in copy.seats:
-        seat = _instance_of_copy(_columns(Seat), seat_values)
-        Seat.player.field.set_cached_value(seat, _instance_of_copy(users, player_values))
-        Seat.table.field.set_cached_value(seat, table)
-        seats.append(seat)
-        if order_values is not None:
-            order = _instance_of_copy(_columns(PlayerSettings), order_values)
-            orders[order.user_id] = order  # type: ignore[attr-defined]
-    hand = None
-    if copy.hand is not None:
-        hand = _instance_of_copy(_columns(Hand), copy.hand)
-        Hand.table.field.set_cached_value(hand, table)
     return Locked(
-        table=table,  # type: ignore[arg-type]
-        seats=seats,  # type: ignore[arg-type]
-        hand=hand,  # type: ignore[arg-type]
+        table=table,
+        seats=seats,
+        hand=None if hand_row is None else _hand_of(hand_row, table),
         top_up_orders=orders,
-        versions=copy.versions,
     )
 
 
@@ -381,13 +210,7 @@ def _locked_sql(pk: int) -> list[tuple[str, list[Any]]]:
 def _table_locked_sql() -> str:
     where = f"{_quote(Table._meta.pk.column)} = %s"
     lock = f"FOR NO KEY UPDATE OF {_quote(Table._meta.db_table)}"
-    versions = f", {_version(Table)}, {_version(Table.stake_level.field.related_model)}"
-    return _select_with_related(Table.stake_level.field, where, lock, also=(versions, ""))
-
-
-def _version(model: type[models.Model]) -> str:
-    """The version of a model's row (`RowVersions`), as text: a column of the reads."""
-    return f"{_quote(model._meta.db_table)}.xmin::text"
+    return _select_with_related(Table.stake_level.field, where, lock)
 
 
 def _select_with_related(
@@ -408,103 +231,6 @@ def _select_with_related(
         f"SELECT {_columns(model).select}, {_columns(related, only).select}{columns} "  # noqa: S608
         f"FROM {table} INNER JOIN {other} ON {other}.{_quote(related._meta.pk.column)}"
         f" = {table}.{_quote(foreign_key.column)}{join} WHERE {table}.{where} {rest}"
-    )
-
-
-class RowsChanged(Exception):
-    """A copy of a table's rows was out of date: some row changed since it was made
-    (`check_statements`). Nothing was written; the transaction is aborted."""
-
-
-class Check(NamedTuple):
-    """Statements a query runs before its own: `first` as `prepared.execute` takes it."""
-
-    first: tuple[str, list[Any]]
-    statements: list[tuple[str, list[Any]]]
-
-
-def check_statements(table_id: int, versions: RowVersions, *, lock_timeout_ms: int) -> Check:
-    """What a command working on a copy of the table's rows sends first: lock the table
-    row, as `table_locked` does (its lock timeout too), then fail the query
-    (`RowsChanged`, once its error is read by `rows_changed`) unless every row it read
-    has the same version as in the copy. Two statements: the second must see what was
-    committed before the lock was held."""
-    return Check(
-        first=(_LOCK_TIMEOUT_SQL, [str(lock_timeout_ms)]),
-        statements=[
-            (_lock_sql(), [table_id]),
-            (_versions_check_sql(), [versions.fingerprint(), table_id]),
-        ],
-    )
-
-
-def check_run(check: Check) -> None:
-    """Run a check on its own (`RowsChanged` if the copy is out of date)."""
-    with connection.cursor() as cursor:
-        try:
-            prepared.execute(cursor, check.statements, first=check.first)
-        except DataError as exc:
-            if rows_changed(exc):
-                raise RowsChanged(str(exc.__cause__)) from exc
-            raise
-
-
-def rows_changed(exc: BaseException) -> bool:
-    """Whether `exc` is `check_statements` finding the copy out of date."""
-    cause = exc.__cause__
-    return isinstance(cause, psycopg.errors.InvalidTextRepresentation) and _ROWS_CHANGED in (
-        cause.diag.message_primary or ""
-    )
-
-
-_ROWS_CHANGED = "the rows of the table changed since they were copied:"
-
-
-def _locked_check_sql() -> tuple[str, str]:
-    """The lock of the table row, and the check of the versions (`check_statements`)."""
-    return _lock_sql(), _versions_check_sql()
-
-
-@functools.cache
-def _lock_sql() -> str:
-    table = _quote(Table._meta.db_table)
-    return f"SELECT 1 FROM {table} WHERE {_column(Table, 'id')} = %s FOR NO KEY UPDATE"  # noqa: S608
-
-
-@functools.cache
-def _versions_check_sql() -> str:
-    """1, if the versions of the rows `table_locked` reads are the parameter (as
-    `RowVersions.fingerprint` writes them); else a failure naming the versions found."""
-    stake_model, user_model = Table.stake_level.field.related_model, Seat.player.field.related_model
-    table, stake = _quote(Table._meta.db_table), _quote(stake_model._meta.db_table)
-    seat, user = _quote(Seat._meta.db_table), _quote(user_model._meta.db_table)
-    orders, hand = _quote(PlayerSettings._meta.db_table), _quote(Hand._meta.db_table)
-    table_id, player = f"{table}.{_column(Table, 'id')}", f"{seat}.{_column(Seat, 'player')}"
-    # The same rows as `_seats_sql` and `_hand_sql` read, joined the same way.
-    seats = (
-        f"SELECT string_agg(concat({seat}.{_column(Seat, 'id')}, ':', {seat}.xmin, ':', "  # noqa: S608
-        f"{user}.xmin, ':', coalesce({orders}.xmin::text, '-')), ',' "
-        f"ORDER BY {seat}.{_column(Seat, 'number')}) FROM {seat} "
-        f"INNER JOIN {user} ON {user}.{_quote(user_model._meta.pk.column)} = {player} "
-        f"LEFT JOIN {orders} ON {orders}.{_column(PlayerSettings, 'user')} = {player} "
-        f"AND {orders}.{_column(PlayerSettings, 'auto_top_up')} <> '{_plain(AutoTopUp.OFF)}' "
-        f"WHERE {seat}.{_column(Seat, 'table')} = {table_id}"
-    )
-    playing = (
-        f"SELECT concat({hand}.{_column(Hand, 'id')}, ':', {hand}.xmin) FROM {hand} "  # noqa: S608
-        f"WHERE {hand}.{_column(Hand, 'table')} = {table_id} "
-        f"AND {hand}.{_column(Hand, 'status')} = '{_plain(HandStatus.IN_PROGRESS.value)}' "
-        f"ORDER BY {hand}.{_column(Hand, 'id')} LIMIT 1"
-    )
-    found = (
-        f"SELECT concat({table}.xmin, '|', {stake}.xmin, '|', ({seats}), '|', ({playing})) "  # noqa: S608
-        f"FROM {table} INNER JOIN {stake} ON {stake}.{_quote(stake_model._meta.pk.column)} "
-        f"= {table}.{_column(Table, 'stake_level')} WHERE {table_id} = %s"
-    )
-    return (
-        "SELECT CASE WHEN found.versions = %s THEN 1 ELSE "  # noqa: S608
-        f"('{_ROWS_CHANGED} ' || coalesce(found.versions, 'no table'))::int END "
-        f"FROM (SELECT ({found}) AS versions) AS found"
     )
 
 
@@ -546,10 +272,7 @@ def _seats_sql() -> str:
         f" = {seat}.{_column(Seat, 'player')}"
         f" AND {orders}.{_column(PlayerSettings, 'auto_top_up')} <> '{_plain(AutoTopUp.OFF)}'"
     )
-    versions = (
-        f"{_version(Seat)}, {_version(Seat.player.field.related_model)}, {_version(PlayerSettings)}"
-    )
-    also = (f", {_columns(PlayerSettings).select}, {versions}", ordered)
+    also = (f", {_columns(PlayerSettings).select}", ordered)
     return _select_with_related(Seat.player.field, where, order, SEAT_PLAYER_FIELDS, also=also)
 
 
@@ -575,7 +298,7 @@ def _hand_sql() -> str:
     # would read every hand the table has dealt.
     in_progress = _plain(HandStatus.IN_PROGRESS.value)
     return (
-        f"SELECT {_columns(Hand).select}, {_version(Hand)} FROM {hand} "  # noqa: S608
+        f"SELECT {_columns(Hand).select} FROM {hand} "  # noqa: S608
         f"WHERE {hand}.{_quote(Hand.table.field.column)} = %s "
         f"AND {hand}.{_quote(Hand._meta.get_field('status').column)} = '{in_progress}' "
         f"ORDER BY {hand}.{_quote(Hand._meta.pk.column)} LIMIT 1"
@@ -743,19 +466,12 @@ class Writes:
         self._statements: list[tuple[str, list[Any]]] = []
         self._inserted: list[models.Model] = []
 
-    def update(
-        self, instance: models.Model, fields: Sequence[str], *, version: str | None = None
-    ) -> None:
+    def update(self, instance: models.Model, fields: Sequence[str]) -> None:
         """`instance.save(update_fields=fields)`, without signals (these models have no
-        receivers): the values are read now, the row written at `send`. `version`: only
-        if the row is still that version (`RowVersions`), else `RowsChanged`: a row
-        written meanwhile by someone who did not lock the table would otherwise have its
-        writes merged with these, and a copy of the row made from the instance would
-        miss them."""
-        sql, concrete = _update_sql(type(instance), tuple(fields), version is not None)
+        receivers): the values are read now, the row written at `send`."""
+        sql, concrete = _update_sql(type(instance), tuple(fields))
         values = [f.get_db_prep_save(f.pre_save(instance, False), connection) for f in concrete]
-        key = [instance.pk] if version is None else [instance.pk, version]
-        self._statements.append((sql, [*values, *key]))
+        self._statements.append((sql, [*values, instance.pk]))
 
     def insert(self, instances: Sequence[models.Model], *, with_pk: bool = False) -> None:
         """`bulk_create(instances)` of one model as one statement (ids not read back):
@@ -772,19 +488,8 @@ class Writes:
         self._statements.append((_insert_sql(model, len(instances), with_pk), values))
         self._inserted.extend(instances)
 
-    def send(
-        self,
-        *,
-        commit: bool = False,
-        check: Check | None = None,
-        xid: bool = False,
-    ) -> str | None:
+    def send(self, *, commit: bool = False) -> None:
         """Run the statements, in order, in one query (once: a `Writes` is one command's).
-
-        `check`: statements to run first (`check_statements`, for a command that worked
-        on a copy of the rows, which it has not checked yet). `xid`: also read the
-        transaction's id, returned (the version of every row it writes: `RowVersions`),
-        when there was something to write.
 
         `commit`: end the query with the transaction's COMMIT when that is what Django
         does next (the connection is in its outermost atomic block, which commits at its
@@ -801,33 +506,20 @@ class Writes:
         and the table's stream are the database's, and viewers who see the gap in the
         stream's numbers ask for a snapshot.
         """
-        xid = xid and bool(self._statements)
-        checks = [] if check is None else check.statements
-        statements = [*checks, *([(_XID_SQL, [])] if xid else []), *self._statements]
-        if not statements:
-            return None
+        if not self._statements:
+            return
         last = "COMMIT" if commit and _commits_at_block_end(connection) else None
-        first = None if check is None else check.first
         with connection.cursor() as cursor:
             try:
-                prepared.execute(cursor, statements, first=first, last=last)
+                prepared.execute(cursor, self._statements, last=last)
             except DataError as exc:
-                if rows_changed(exc):
-                    raise RowsChanged(str(exc.__cause__)) from exc
                 if _row_gone(exc):
                     # What Model.save says when update_fields matched no row.
                     raise DatabaseError("Save with update_fields did not affect any rows.") from exc
                 raise
-            for _ in checks:
-                cursor.nextset()
-            found = cursor.fetchone()[0] if xid else None
         for instance in self._inserted:
             instance._state.adding = False
             instance._state.db = connection.alias
-        return found
-
-
-_XID_SQL = "SELECT pg_current_xact_id()::xid::text"
 
 
 def _commits_at_block_end(connection_: Any) -> bool:
@@ -857,18 +549,15 @@ _ROW_GONE = "the row to update is gone, rows matched:"
 
 @functools.cache
 def _update_sql(
-    model: type[models.Model], fields: tuple[str, ...], versioned: bool = False
+    model: type[models.Model], fields: tuple[str, ...]
 ) -> tuple[str, list[models.Field]]:
     """The update of `fields` of one row by its key, which fails unless it changed that
-    row (`_ROW_GONE`), and the fields. `versioned`: only the row's version given (a
-    second parameter, `RowVersions`); another fails as `RowsChanged`."""
+    row (`_ROW_GONE`), and the fields."""
     concrete = [model._meta.get_field(name) for name in fields]
     assignments = ", ".join(f"{_quote(f.column)} = %s" for f in concrete)
     table, pk = _quote(model._meta.db_table), _quote(model._meta.pk.column)
-    where = f"{pk} = %s AND xmin = %s::xid" if versioned else f"{pk} = %s"
-    update = f"UPDATE {table} SET {assignments} WHERE {where} RETURNING 1"  # noqa: S608
-    failure = _ROWS_CHANGED if versioned else _ROW_GONE
-    check = f"CASE count(*) WHEN 1 THEN 1 ELSE ('{failure} ' || count(*))::int END"
+    update = f"UPDATE {table} SET {assignments} WHERE {pk} = %s RETURNING 1"  # noqa: S608
+    check = f"CASE count(*) WHEN 1 THEN 1 ELSE ('{_ROW_GONE} ' || count(*))::int END"
     return f"WITH changed AS ({update}) SELECT {check} FROM changed", concrete  # noqa: S608
 
 

@@ -18,12 +18,11 @@ column compared, a value inserted, or a cast written in the SQL).
 """
 
 import contextlib
-import contextvars
 import functools
 import hashlib
 import re
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import psycopg.errors
@@ -38,15 +37,6 @@ PREPARED_AT_MOST = 48
 # that failed), so its next query starts afresh.
 _prepared: "weakref.WeakKeyDictionary[Any, tuple[int, set[str]] | None]" = (
     weakref.WeakKeyDictionary()
-)
-# Run at the start of every `execute` in this context (a thread's): what must reach the
-# database before the query `execute` is about to make up (a table command's check of its
-# copy of the rows, tables/services/command.py). Not from inside the query's own send, as
-# a Django execute wrapper would: what the connection has prepared, and whether the query
-# begins the transaction, are worked out before that, and a query sent in between would
-# make them wrong.
-before_query: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
-    "before_query", default=None
 )
 # Raised when a prepared statement no longer fits the schema (a migration changed a column
 # it returns): every connection of the process then prepares afresh, not each after a
@@ -77,8 +67,6 @@ def execute(
     `last`, a statement without parameters, runs after everything else (the COMMIT of
     `Writes.send`; PostgreSQL cannot prepare a COMMIT)."""
     global _generation
-    if (hook := before_query.get()) is not None:
-        hook()
     connection_ = cursor.connection  # psycopg's, the server session's
     generation = _generation
     entry = _prepared.get(connection_, (generation, set()))

@@ -18,20 +18,6 @@
 
 Adding a command is one short function: check, then apply and emit.
 
-A web process that ran the last command on a table keeps a copy of the rows it left
-(tables/row_cache.py), and its next command on the table starts from that copy instead
-of reading (step 2 without its round trip). The copy is checked under the table's lock
-before anything it decided is written: its writes' query first locks the table row and
-fails unless every row read has the version copied (`rows.check_statements`); a body
-that needs the database before then (a chip movement) has the check run first, on its
-own. If the check fails, or the body failed on the copy before it was checked (a
-refusal included: the copy may be what refused), nothing was written, and the command
-runs again on the rows read. A copy is left only by a command whose instances hold what
-it wrote (`TableCommand.rows_copy`), and whose rows were written only if still as read
-(`rows.Writes.update`'s version: a row written meanwhile by someone who did not lock the
-table, an operator in psql, would otherwise be merged with the command's writes, and the
-copy miss what they wrote; the command then runs again, and at last as without copies).
-
 The envelope also keeps one broken table from hurting the room:
 
 * A refusal (`TableError`, `CashierError`) is the command working as designed: it
@@ -60,10 +46,9 @@ Commands never nest: the transaction is durable, so calling one inside another
 transaction is an error (except inside a test's own transaction, which Django allows).
 """
 
-import contextlib
 import functools
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
 import psycopg.errors
@@ -81,8 +66,7 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from accounts.models import User
 from cashier.exceptions import CashierError
-from poker_room.postgres import prepared
-from tables import row_cache, rows
+from tables import rows
 from tables.engine.actions import Action
 from tables.engine.events import DealtBoard, Event
 from tables.engine.state import HandState, apply_in_place
@@ -145,16 +129,7 @@ def table_lock(*, table_id: int) -> rows.Locked:
 class TableCommand:
     """What one command works on and what it changed, under the table's lock."""
 
-    def __init__(
-        self,
-        locked: rows.Locked,
-        *,
-        before: rows.RowsCopy | None = None,
-        check: rows.Check | None = None,
-    ) -> None:
-        """`before`: the rows as read (a copy is wanted of them after: `rows_copy`).
-        `check`: the rows are a copy (tables/row_cache.py), to be checked before anything
-        else reaches the database (`queries`)."""
+    def __init__(self, locked: rows.Locked) -> None:
         self.table = locked.table
         self._seats = locked.seats
         self._hand = locked.hand
@@ -173,99 +148,6 @@ class TableCommand:
         self._messages: list[tuple[Body, dict[int, Body]]] = []
         # Whether what this command publishes shows the table working (see above).
         self.moves_on = True
-        self._before = before
-        self._check = check
-        # Queries sent by the command's body (not its read or its writes): what they
-        # wrote, the instances may not hold.
-        self._queries = 0
-        self._own_query = False
-        self._xid: str | None = None  # the transaction's, once its writes are sent
-
-    # The copy of the rows (tables/row_cache.py): checked before any query of the body.
-
-    @property
-    def checked(self) -> bool:
-        """Whether what the command read is known to be the database's (not a copy, or
-        a copy checked)."""
-        return self._check is None
-
-    def queries(self, execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-        """Django's execute wrapper for the command (`connection.execute_wrapper`): counts
-        the body's queries, and checks a copy of the rows before the first."""
-        if not self._own_query:
-            self._queries += 1
-            self.check_first()
-        return execute(sql, params, many, context)
-
-    def check_first(self) -> None:
-        """Check the copy of the rows, if not yet, before the query about to be sent (run
-        by `queries`, and by `prepared.execute` before it makes up its query)."""
-        if self._check is None:
-            return
-        check, self._check = self._check, None
-        self._own_query = True
-        try:
-            rows.check_run(check)
-        finally:
-            self._own_query = False
-
-    def _version_of(self, instance: models.Model) -> str | None:
-        """The version a row is written only if still at, when a copy of the rows is to be
-        made after (none else: a body's own queries may have written it since)."""
-        if self._before is None or self._queries:
-            return None
-        versions = self._before.versions
-        if isinstance(instance, Table):
-            return versions.table
-        if isinstance(instance, Hand):
-            return versions.hand[1] if versions.hand and versions.hand[0] == instance.pk else None
-        return next((v[1] for v in versions.seats if v[0] == instance.pk), None)
-
-    def rows_copy(self) -> rows.RowsCopy | None:
-        """The rows as this command left them (once committed), for the next command on
-        the table; None unless the instances hold them: the body sent no query of its own
-        (whose writes they would not hold), dealt no hand, and changed no field it did
-        not write. What it wrote has the version of its transaction (`_xid`)."""
-        before, hand, xid = self._before, self.hand, self._xid
-        if before is None or self._queries or self._hand_players:
-            return None
-        after = rows.rows_copy(self.table, self.seats, hand, self.top_up_orders, before.versions)
-        if after is None or len(after.seats) != len(before.seats):
-            return None
-        if xid is None and (self._table_fields or self._seat_fields or self._hand_changed):
-            return None  # (written in a test's transaction)
-        written = _attnames(Table, self._table_fields)
-        if rows.changed_unwritten(before.table, after.table, Table, written):
-            return None
-        if after.stake_level != before.stake_level:
-            return None
-        seat_fields = {seat.pk: fields for seat, fields in self._seat_fields.values()}
-        seat_versions = []
-        for seat, (values, *player), (old_values, *old_player), versions in zip(
-            self.seats, after.seats, before.seats, before.versions.seats, strict=True
-        ):
-            fields = seat_fields.get(seat.pk)
-            if seat.pk != versions[0] or player != old_player:  # (its player, their order)
-                return None
-            if rows.changed_unwritten(old_values, values, Seat, _attnames(Seat, fields or ())):
-                return None
-            seat_versions.append(versions if fields is None else (seat.pk, xid, *versions[2:]))
-        hand_version = None
-        if hand is not None:
-            if before.hand is None or before.versions.hand is None:
-                return None
-            written = _attnames(Hand, HAND_FIELDS_CHANGING) if self._hand_changed else set()
-            if rows.changed_unwritten(before.hand, after.hand, Hand, written):
-                return None
-            hand_version = (hand.pk, xid) if self._hand_changed else before.versions.hand
-        return after._replace(
-            versions=rows.RowVersions(
-                table=xid if self._table_fields else before.versions.table,
-                stake_level=before.versions.stake_level,
-                seats=tuple(seat_versions),
-                hand=hand_version,
-            )
-        )
 
     # What the command reads: read with the lock; the hand's state parsed once, if asked.
 
@@ -413,9 +295,9 @@ class TableCommand:
                 writes.insert([hand], with_pk=True)
                 writes.insert(self._hand_players)
             else:
-                writes.update(hand, HAND_FIELDS_CHANGING, version=self._version_of(hand))
+                writes.update(hand, HAND_FIELDS_CHANGING)
         for seat, fields in self._seat_fields.values():
-            writes.update(seat, sorted(fields), version=self._version_of(seat))
+            writes.update(seat, sorted(fields))
         writes.insert(self._log)
         for instances in self._inserts:
             writes.insert(instances)
@@ -433,16 +315,8 @@ class TableCommand:
                 self.save_table("failure_count")
             publish_on_commit(table_id=self.table.id, messages=messages)
         if self._table_fields:
-            writes.update(
-                self.table, sorted(self._table_fields), version=self._version_of(self.table)
-            )
-        check, self._check = self._check, None
-        self._own_query = True
-        try:
-            copying = self._before is not None and not self._queries
-            self._xid = writes.send(commit=True, check=check, xid=copying)
-        finally:
-            self._own_query = False
+            writes.update(self.table, sorted(self._table_fields))
+        writes.send(commit=True)
 
 
 def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P, R]:
@@ -452,20 +326,11 @@ def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P
     def command(*args: P.args, **kwargs: P.kwargs) -> R:
         table_id = kwargs.pop("table_id")
         outermost = not transaction.get_connection().in_atomic_block
-        # A copy of the rows is worth making, and trying, only for a transaction of the
-        # command's own (not a test's) on a table whose feed this process reads.
-        copying = outermost and row_cache.following(table_id)
-        copy = row_cache.take(table_id) if copying else None  # type: ignore[arg-type]
         try:
-            if copy is not None:
-                with contextlib.suppress(_Again):
-                    return _command_run(func, table_id, args, kwargs, copy=copy)
-            if copying:
-                with contextlib.suppress(_Again):
-                    return _command_run(func, table_id, args, kwargs, copying=True)
-            # Last: as without copies (a row written meanwhile by someone who did not lock
-            # the table, at every try: its writes are merged with this command's).
-            return _command_run(func, table_id, args, kwargs)
+            with transaction.atomic(durable=True):
+                cmd = TableCommand(table_lock(table_id=table_id))  # type: ignore[arg-type]
+                result = func(cmd, *args, **kwargs)
+                cmd.finish()
         except REFUSALS:
             raise
         except OperationalError as exc:
@@ -483,66 +348,9 @@ def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P
             if outermost and isinstance(table_id, int):
                 table_failure_record(table_id=table_id, command=func.__qualname__, error=exc)
             raise
+        return result
 
     return command
-
-
-class _Again(Exception):
-    """A command that worked on a copy of the rows failed before the copy was checked, or
-    the check failed; or a row it wrote had changed since it was read (`RowsChanged`).
-    Nothing was written: it runs again, on the rows read."""
-
-
-def _command_run(
-    func: Callable[..., R],
-    table_id: int,
-    args: tuple,  # type: ignore[type-arg]
-    kwargs: dict,  # type: ignore[type-arg]
-    *,
-    copy: rows.RowsCopy | None = None,
-    copying: bool = False,
-) -> R:
-    """One run of the command: on the `copy` of the rows, or on the rows read (`copying`:
-    and a copy of them is wanted). Keeps the copy of the rows it leaves, once committed.
-    `_Again` when it is to run again (see there); a run without copies never is."""
-    connection = transaction.get_connection()
-    cmd: TableCommand | None = None
-    try:
-        with transaction.atomic(durable=True):
-            if copy is not None:
-                cmd = TableCommand(
-                    rows.locked_of(copy),
-                    before=copy,
-                    check=rows.check_statements(
-                        table_id, copy.versions, lock_timeout_ms=settings.TABLE_LOCK_TIMEOUT_MS
-                    ),
-                )
-            else:
-                locked = table_lock(table_id=table_id)
-                before = rows.rows_copy(*locked) if copying else None
-                cmd = TableCommand(locked, before=before)
-            hook = prepared.before_query.set(cmd.check_first)
-            try:
-                with connection.execute_wrapper(cmd.queries):
-                    result = func(cmd, *args, **kwargs)
-                    cmd.finish()
-            finally:
-                prepared.before_query.reset(hook)
-    except rows.RowsChanged as exc:
-        raise _Again from exc
-    except OUTAGES:
-        raise  # the same again would wait as long again
-    except Exception as exc:
-        if copy is not None and (cmd is None or not cmd.checked):
-            raise _Again from exc
-        raise
-    if (after := cmd.rows_copy()) is not None:
-        row_cache.put(cmd.table.pk, after, event_seq=cmd.table.event_seq)
-    return result
-
-
-def _attnames(model: type[models.Model], names: Collection[str]) -> set[str]:
-    return {model._meta.get_field(name).attname for name in names}
 
 
 def lock_not_available(exc: BaseException) -> bool:

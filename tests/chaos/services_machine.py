@@ -35,7 +35,6 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import transaction
 from django.utils import timezone
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -44,10 +43,9 @@ from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.idempotency import client_idempotency_key
 from cashier.models import Withdrawal, WithdrawalStatus
-from tables import row_cache, rows
 from tables.engine.actions import Action
 from tables.exceptions import TableError
-from tables.models import Hand, Seat, StakeLevel, Table, TableStatus
+from tables.models import Hand, Seat, Table, TableStatus
 from tables.selectors import table_snapshot
 from tables.services import advance, chat, play, seating, top_up
 from tables.services.admin import table_status_set
@@ -83,20 +81,14 @@ class ServicesMachine(RuleBasedStateMachine):
         holdem=st.sampled_from(["NL", "FL"]),
         seated=st.tuples(st.integers(2, 4), st.integers(0, 4)),
         seed=st.integers(0, 2**32),
-        copies=st.booleans(),
     )
-    def world_begin(self, holdem: str, seated: tuple[int, int], seed: int, copies: bool) -> None:
-        """The room, with some players already seated (play starts sooner); its commands
-        work on copies of the tables' rows (`copies`), as a web process's do."""
+    def world_begin(self, holdem: str, seated: tuple[int, int], seed: int) -> None:
+        """The room, with some players already seated (play starts sooner)."""
         STATS.example()
         RECORDED.shuffler.seed(seed)
         self.world = harness.world_create(
             structures=(("omaha", "PL"), ("holdem", holdem)), players=4
         )
-        self.followed = self.world.tables if copies else []
-        for table in self.followed:
-            row_cache.follow(table.pk)
-        self.older_copies: list[tuple[int, object]] = []
         self.sits: list[KeyUse] = []
         self.top_ups: list[KeyUse] = []
         self.messages_seen = 0
@@ -115,8 +107,6 @@ class ServicesMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         if hasattr(self, "world"):
-            for table in self.followed:
-                row_cache.unfollow(table.pk)
             harness.world_end()
 
     # -- helpers ----------------------------------------------------------------------
@@ -634,60 +624,7 @@ class ServicesMachine(RuleBasedStateMachine):
         self.world.asked_status[table_id] = TableStatus.OPEN
         table_status_set(table_id=table_id, status=TableStatus.OPEN)
 
-    # -- other processes, and writers other than the commands -----------------------------
-
-    @rule(data=st.data())
-    @counted
-    def another_process_moves_on(self, data) -> None:
-        """This process's copy of a table's rows is kept aside, to come back later, out of
-        date, as if this process had missed what others did meanwhile."""
-        if self.older_copies and data.draw(st.booleans()):
-            table_id, copy = self.older_copies.pop(
-                data.draw(st.integers(0, len(self.older_copies) - 1))
-            )
-            row_cache._copies[table_id] = copy  # as held by a process that missed the rest
-            return
-        table = data.draw(st.sampled_from(self.world.tables))
-        copy = row_cache._copies.get(table.pk)
-        if copy is not None:
-            self.older_copies.append((table.pk, copy))
-
-    @rule(data=st.data(), what=st.sampled_from(("table", "stake level", "player")))
-    @counted
-    def rows_written_elsewhere(self, data, what: str) -> None:
-        """An admin edits a table or its stake level in Django admin, a player changes a
-        setting: rows the commands read, written without a command."""
-        table = data.draw(st.sampled_from(self.world.tables))
-        if what == "table":
-            Table.objects.filter(pk=table.pk).update(name=f"{table.name} edited")
-        elif what == "stake level":
-            # Saved as it was: the row's version moves on, its values do not.
-            StakeLevel.objects.get(pk=table.stake_level_id).save()
-        else:
-            user = data.draw(st.sampled_from(self.world.players))
-            user.auto_muck = not user.auto_muck
-            user.save(update_fields=["auto_muck"])
-
     # -- invariants -----------------------------------------------------------------------
-
-    @invariant()
-    @checked
-    def a_copy_of_rows_unchanged_is_the_rows(self) -> None:
-        """A copy a command left, whose rows no one has written since (the same versions),
-        holds what the database holds: the commands trust it once their check passes."""
-        if not hasattr(self, "world"):
-            return
-        for table_id, copy in [
-            *((t.pk, row_cache._copies.get(t.pk)) for t in self.world.tables),
-            *self.older_copies,
-        ]:
-            if copy is None:
-                continue
-            with transaction.atomic():
-                locked = rows.table_locked(table_id, lock_timeout_ms=5000)
-            if locked is not None and locked.versions == copy.rows.versions:
-                STATS.note("copy unchanged")
-                assert copy.rows == rows.rows_copy(*locked)
 
     @invariant()
     @checked

@@ -103,7 +103,7 @@ def test_the_lock_reads_the_seats_and_the_hand_as_their_own_statements_do_in_one
     assert locked.hand.pk == hand.pk and locked.hand.table is locked.table
     empty = TableFactory()
     with transaction.atomic():
-        assert rows.table_locked(empty.pk, lock_timeout_ms=5000)[1:4] == ([], None, {})
+        assert rows.table_locked(empty.pk, lock_timeout_ms=5000)[1:] == ([], None, {})
 
 
 def test_the_lock_reads_the_seated_players_auto_top_up_orders_and_only_those(dealt):
