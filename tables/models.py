@@ -389,12 +389,26 @@ class ProtectionUse(models.Model):
 
 
 class Departure(models.Model):
-    """A player leaving a stake level with a stack, for the no-ratholing rule (RULES §4)."""
+    """A player leaving a stake level with a stack, for the no-ratholing rule (RULES §4).
+
+    Owed by the player's next sit at the stake level within `rathole_minutes`, until a
+    sit honours it (`honoured_by`: the buy-in of that sit; the rule is
+    `tables.selectors.rathole_departure`'s).
+    """
 
     player = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="departures")
     stake_level = models.ForeignKey(StakeLevel, on_delete=models.PROTECT)
     stack = models.BigIntegerField(validators=[MinValueValidator(0)])
     left_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # The buy-in of the sit that honoured it. One-to-one: a sit honours one departure at
+    # most (one return to the stake level answers one departure).
+    honoured_by = models.OneToOneField(
+        "cashier.LedgerTransaction",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="honoured_departure",
+    )
 
     def __str__(self) -> str:
         return f"{self.player} left {self.stake_level} with {self.stack}"

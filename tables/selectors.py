@@ -86,17 +86,51 @@ def hand_log_for(*, hand: Hand, seat: int | None) -> list[dict[str, Any]]:
     ]
 
 
-def rathole_departure(*, table: Table, user: User) -> Departure | None:
-    """This player's last departure from the table's stake level inside the rathole
-    window (RULES §4), if any: they must bring back at least what they left with."""
+def rathole_departure(*, table: Table, user: User, lock: bool = False) -> Departure | None:
+    """The departure that this player's next sit at the table's stake level must honour
+    (RULES §4, no ratholing), if any: they must bring at least its stack, capped at the
+    maximum buy-in (`buy_in_limits`).
+
+    The rule, across every table of the stake level (issue 46: it used to be the latest
+    departure alone, so leaving a big stack at one table and a small one at another, in
+    that order, left only the small one owed):
+
+    * Every departure from the stake level (a seat left, with its stack) within the last
+      `rathole_minutes` (finer point 15: inclusive) is owed, until a sit honours it.
+    * A sit at the stake level honours one departure: the largest still owed when it is
+      made (the one its minimum came from; ties: the earliest). It brought at least that
+      stack, or the maximum buy-in when the stack was above it: a sit capped at the
+      maximum honours the departure in full.
+    * The next sit must bring at least the largest departure still owed.
+
+    So a player who left A with $500 and B with $100 brings $500 to the next sit (capped),
+    and $100 to the one after: each of the two returns to the stake level answers one
+    departure. One who left A with $500, sat at C with $500 and left C with $50 owes $50:
+    the $500 was honoured by C. A player seated at two tables at once is no different:
+    leaving A while still seated at B owes A's stack to the next sit (B's sit, made
+    before, honoured nothing of A's), and leaving B later owes B's. A sit with nothing
+    owed (a player adding a table) honours nothing.
+
+    Why not "the departures since the player's latest sit": one sit would then honour
+    every departure before it, and a player who left A with $500 and B with $100 could
+    sit at C with $500 and at D with $40, taking $60 off the stake level.
+
+    The buy-in range shown (`buy_in_range`: the snapshot's `buy_in`) and the sit
+    (`seat_take`, which marks the departure honoured in its own transaction) read it
+    here alike. `lock` (the sit) locks that departure's row until the sit commits: two
+    sits of the player at two tables at once cannot both honour it; the second finds the
+    next one owed (under READ COMMITTED, a row honoured meanwhile is re-checked and
+    skipped).
+    """
     stake = table.stake_level
-    since = timezone.now() - timedelta(minutes=stake.rathole_minutes)
     # Finer point 15: a return exactly `rathole_minutes` later is still inside the window.
-    return (
-        Departure.objects.filter(player=user, stake_level=stake, left_at__gte=since)
-        .order_by("-left_at")
-        .first()
-    )
+    since = timezone.now() - timedelta(minutes=stake.rathole_minutes)
+    owed = Departure.objects.filter(
+        player=user, stake_level=stake, left_at__gte=since, honoured_by__isnull=True
+    ).order_by("-stack", "left_at", "id")
+    if lock:
+        owed = owed.select_for_update(of=("self",))
+    return owed.first()
 
 
 def table_and_key_unused(*, table_id: int, idempotency_key: str) -> bool:

@@ -1,9 +1,11 @@
 """Seating commands: sit down with a buy-in, top up, sit out, sit in, leave.
 
 Buy-in limits come from the stake level (RULES §4), raised by the no-ratholing rule for
-a player who left the same stake level within `rathole_minutes`. Money moves through the
-cashier (wallet <-> the table's ledger account); the table account always equals the sum
-of the seats' `stack`, because stacks only change when a hand is settled.
+a player who left the same stake level within `rathole_minutes`: each departure from any
+of its tables is owed until a sit honours it (`tables.selectors.rathole_departure`).
+Money moves through the cashier (wallet <-> the table's ledger account); the table account
+always equals the sum of the seats' `stack`, because stacks only change when a hand is
+settled.
 """
 
 from typing import Any
@@ -123,7 +125,7 @@ def seat_take(
         raise SeatUnavailable("You are already seated at this table.")
     if cmd.seat_at(seat_number) is not None:
         raise SeatUnavailable(f"Seat {seat_number} is taken.")
-    departure = rathole_departure(table=table, user=user)
+    departure = rathole_departure(table=table, user=user, lock=True)
     low, high = buy_in_limits(stake=table.stake_level, departure=departure)
     if type(buy_in) is not int or not low <= buy_in <= high:
         raise BuyInOutOfRange(_buy_in_refusal(table=table, departure=departure, low=low, high=high))
@@ -136,6 +138,10 @@ def seat_take(
     )
     if not posting.created:  # cannot happen under the table lock; never seat without a debit
         raise _key_reused("This idempotency key was already used; use a new key.")
+    if departure is not None:
+        # This sit is the return that honours it (RULES §4; `rathole_departure`).
+        departure.honoured_by = posting.transaction
+        departure.save(update_fields=["honoured_by"])
     seat = Seat.objects.create(
         table=table,
         number=seat_number,
