@@ -11,16 +11,33 @@ spectators alike, and a card never leaves the server for a browser that may not 
 The table's feed (tables/feed.py, Redis pub/sub) carries them to every web process that
 has viewers of the table, at most once: a client that sees a gap in the numbers asks for
 a fresh snapshot.
+
+A publish that fails because Redis is away (`PublishFailures`) is not the command's
+failure: it has committed, and its viewers resync once the feed is back. Each failure
+used to be logged with its traceback (29 in 10 s in an outage, issue 46): a process now
+logs the first of an outage with its traceback, then at most one line every
+`PUBLISH_FAILURES_LOG_EVERY` counting the failures since, and one line when a publish
+works again. (While the stream is down the timer loop times no turn out:
+tables/stream_outage.py.)
 """
 
 import json
-from collections.abc import Sequence
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
 
+from poker_room.channel_layer import REDIS_DOWN_ERRORS
 from tables import feed
+
+logger = logging.getLogger(__name__)
+
+# At most one line this often (seconds) about a process's publishes failing.
+PUBLISH_FAILURES_LOG_EVERY = 10.0
 
 
 @dataclass(frozen=True)
@@ -104,16 +121,82 @@ def player_presence_group(table_id: int, user_id: int) -> str:
     return f"table.{table_id}.player.{user_id}"
 
 
+class PublishFailures:
+    """This process's publishes to the tables' stream failing for Redis being away, and
+    what its log says of them (see the module's note). Thread-safe: commands publish from
+    every thread of the process."""
+
+    def __init__(
+        self,
+        *,
+        log_every: float = PUBLISH_FAILURES_LOG_EVERY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._log_every = log_every
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._since: float | None = None  # the first failure of the outage (clock seconds)
+        self._failed = 0  # publishes failed since then
+        self._unlogged = 0  # of those, not yet counted in a line
+        self._logged_at = 0.0
+
+    def failed(self, error: BaseException) -> None:
+        with self._lock:
+            now = self._clock()
+            if self._since is None:
+                self._since, self._failed, self._unlogged, self._logged_at = now, 1, 0, now
+                first, count = True, 0
+            else:
+                self._failed += 1
+                self._unlogged += 1
+                first, count = False, 0
+                if now - self._logged_at >= self._log_every:
+                    count, self._unlogged, self._logged_at = self._unlogged, 0, now
+        if first:
+            logger.error(
+                "tables' stream: a publish failed (%s); the viewers resync when it works "
+                "again. Further failures are counted, a line every %g s",
+                error,
+                self._log_every,
+                exc_info=error,
+            )
+        elif count:
+            logger.error("tables' stream: %d more publishes failed (the last: %s)", count, error)
+
+    def worked(self) -> None:
+        if self._since is None:  # the usual case: nothing to say, no lock taken
+            return
+        with self._lock:
+            if self._since is None:
+                return
+            failed, lasted = self._failed, self._clock() - self._since
+            self._since = None
+        logger.warning(
+            "tables' stream: publishing works again, after %d failed publishes over %.0f s",
+            failed,
+            lasted,
+        )
+
+
+PUBLISH_FAILURES = PublishFailures()
+
+
 def publish_on_commit(*, table_id: int, messages: Sequence[TableMessage]) -> None:
     """Send the messages to the table's viewers once the current transaction commits."""
     if messages:
-        # Robust: the command has committed; a Redis that is down must not turn its
-        # answer into an error (Django logs it). Viewers see the gap and resync.
-        # A function, not a partial: Django names a failing robust callback by __qualname__.
+        # The command has committed: a Redis that is down must not turn its answer into
+        # an error. Viewers see the gap and resync. Robust for anything else (Django
+        # logs it). A function, not a partial: Django names a failing robust callback by
+        # __qualname__.
         pending = list(messages)
 
         def publish() -> None:
-            _publish(table_id, pending)
+            try:
+                _publish(table_id, pending)
+            except REDIS_DOWN_ERRORS as exc:
+                PUBLISH_FAILURES.failed(exc)
+            else:
+                PUBLISH_FAILURES.worked()
 
         transaction.on_commit(publish, robust=True)
 

@@ -231,6 +231,34 @@ class Heartbeat(models.Model):
         return f"{self.name} at {self.at:%Y-%m-%d %H:%M:%S}"
 
 
+class StreamOutage(models.Model):
+    """A time the tables' stream could not reach the players (Redis unreachable from the
+    timer loop): the loop timed no turn out and dealt no hand from `started_at`; once the
+    stream was back (`back_at`) every turn still running was given a fresh clock, and the
+    outage ended when all had been (`ended_at`). Kept here, not in the loop's memory: a
+    loop that takes over or restarts during the outage finds it (tables/stream_outage.py).
+    """
+
+    started_at = models.DateTimeField()
+    back_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            # One outage open at most (its NULL `ended_at` counts as equal to another's).
+            models.UniqueConstraint(
+                fields=["ended_at"],
+                condition=Q(ended_at__isnull=True),
+                nulls_distinct=False,
+                name="stream_outage_one_open",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"table stream outage from {self.started_at:%Y-%m-%d %H:%M:%S}"
+
+
 class SeatStatus(models.TextChoices):
     # Seated, waiting for the big blind to reach them (or to post one; RULES §4).
     WAITING = "waiting", "Waiting for the big blind"

@@ -44,6 +44,12 @@ wait up to that long, which nobody notices between hands.
 
 The leader records a heartbeat (`Heartbeat` "timers") every `HEARTBEAT_EVERY`; /healthz
 reports a loop that stopped.
+
+While the tables' stream is down (Redis unreachable: no viewer sees anything), the leader
+runs no pass: no turn times out, no hand is dealt. When it is back, every turn that was
+running gets a fresh clock first (`timers_resume`), the turns of a table not resumed yet
+kept out of the pass. The outage is kept in the database, not in the loop: see
+tables/stream_outage.py (`StreamWatch`).
 """
 
 import contextlib
@@ -64,10 +70,12 @@ from django.utils import timezone
 from poker_room.postgres.sessions import session_of_its_own
 from tables import rows
 from tables.exceptions import TableBusy
-from tables.models import Heartbeat
+from tables.models import Heartbeat, StreamOutage
 from tables.services.command import OUTAGES, REFUSALS
 from tables.services.hands import hand_start_due
 from tables.services.play import turn_timeout
+from tables.services.turn_resume import turn_resume
+from tables.stream_outage import StreamWatch, stream_outage_end, stream_turns_to_resume
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +146,22 @@ def _deal(table_id: int) -> tuple[bool, bool]:
     return ok, hand is not None
 
 
-def _job_run(job: tuple[int, Callable[[], tuple[bool, bool]]]) -> tuple[bool, bool] | None:
+def _resume(table_id: int, hand_id: int, since: datetime, back_at: datetime) -> tuple[bool, bool]:
+    def run() -> bool:
+        return turn_resume(table_id=table_id, hand_id=hand_id, since=since, back_at=back_at)
+
+    ok, resumed = isolated("turn resume", table_id, run)
+    return ok, resumed is True
+
+
+Job = tuple[int, Callable[[], tuple[bool, bool]]]
+
+
+def _jobs_run(jobs: list[Job], workers: Executor | None) -> list[tuple[bool, bool] | None]:
+    return list(workers.map(_job_run, jobs) if workers else map(_job_run, jobs))
+
+
+def _job_run(job: Job) -> tuple[bool, bool] | None:
     """Run one job (its table, its call): (ran, moved), or None when its table was busy.
     A connection that met a database error is not trusted with the next."""
     try:
@@ -175,8 +198,8 @@ def timers_run_due(
         broken = rows.tables_failing({turn.table_id for turn in turns})
         turns = [turn for turn in turns if turn.table_id not in broken]
     later: list[datetime] = []
-    timeout_jobs: list[tuple[int, Callable[[], tuple[bool, bool]]]] = []
-    deal_jobs: list[tuple[int, Callable[[], tuple[bool, bool]]]] = []
+    timeout_jobs: list[Job] = []
+    deal_jobs: list[Job] = []
     for table_id, hand_id, turn, deadline in turns:
         if table_id in resting:
             continue
@@ -192,7 +215,7 @@ def timers_run_due(
         else:
             deal_jobs.append((table_id, functools.partial(_deal, table_id)))
     jobs = timeout_jobs + deal_jobs
-    results = list(workers.map(_job_run, jobs) if workers else map(_job_run, jobs))
+    results = _jobs_run(jobs, workers)
     busy = frozenset(job[0] for job, result in zip(jobs, results, strict=True) if result is None)
     outcomes = [result or (False, False) for result in results]
     moved = [moved for _ok, moved in outcomes]
@@ -202,6 +225,45 @@ def timers_run_due(
         failed=sum(not ok for ok, _moved in outcomes),
         next_due=min(later, default=None),
         busy=busy,
+    )
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What a round of resumes did: the turns given their time back, the tables whose
+    resume did not run (`pending`: their turns are kept out of the pass), and of those
+    the ones to rest (`resting`: refused busy, or failed)."""
+
+    resumed: int
+    pending: frozenset[int]
+    resting: frozenset[int]
+
+
+def timers_resume(
+    *, outage: StreamOutage, workers: Executor | None = None, resting: Collection[int] = ()
+) -> Resumed:
+    """Give every turn that was running during `outage`, the stream back now, a fresh
+    clock (`turn_resume`), each table isolated (on the `workers` threads side by side
+    when given), except at the `resting` tables; end the outage once none is left.
+    Run again until it ends: a turn already given its time back is left alone."""
+    turns = stream_turns_to_resume(outage)
+    since, back_at = outage.started_at, outage.back_at
+    jobs: list[Job] = [
+        (table_id, functools.partial(_resume, table_id, hand_id, since, back_at))
+        for table_id, hand_id in turns
+        if table_id not in resting
+    ]
+    results = _jobs_run(jobs, workers)
+    stopped = frozenset(
+        job[0] for job, result in zip(jobs, results, strict=True) if result is None or not result[0]
+    )
+    pending = stopped | {table_id for table_id, _hand in turns if table_id in resting}
+    if not pending:
+        stream_outage_end(outage, now=timezone.now())
+    return Resumed(
+        resumed=sum(bool(result and result[1]) for result in results),
+        pending=frozenset(pending),
+        resting=stopped,
     )
 
 
@@ -274,6 +336,7 @@ def _loop(leadership: Leadership, workers: Executor, stop: Callable[[], bool]) -
     confirmed: float | None = None
     # Tables refused busy, and when (monotonic seconds) each is tried again.
     resting: dict[int, float] = {}
+    stream = StreamWatch()
     while not stop():
         try:
             if confirmed is None or time.monotonic() - confirmed >= HEARTBEAT_EVERY.total_seconds():
@@ -288,9 +351,19 @@ def _loop(leadership: Leadership, workers: Executor, stop: Callable[[], bool]) -
                 confirmed = time.monotonic()
                 timers_heartbeat(now=timezone.now())
             now = timezone.now()
+            seen = stream.check(now=now)
+            if seen.down:  # nobody would see a timeout or a deal: hold them (see above)
+                time.sleep(WAKE_AT_LEAST_EVERY.total_seconds())
+                continue
             clock = time.monotonic()
             resting = {table: until for table, until in resting.items() if until > clock}
-            done = timers_run_due(now=now, workers=workers, resting=resting.keys())
+            held: frozenset[int] = frozenset()
+            if seen.outage is not None:
+                resumed = timers_resume(outage=seen.outage, workers=workers, resting=resting)
+                held = resumed.pending
+                for table in resumed.resting:
+                    resting[table] = clock + BUSY_REST.total_seconds()
+            done = timers_run_due(now=now, workers=workers, resting=resting.keys() | held)
             for table in done.busy:
                 resting[table] = clock + BUSY_REST.total_seconds()
         except (DatabaseError, psycopg.Error, *OUTAGES) as exc:

@@ -3,7 +3,9 @@
     python manage.py run_timers [--tables-at-once N]
 
 Runs until SIGTERM or Ctrl-C. Any number may run at once: one leads, the others stand
-by and take over when it stops (see tables.timers).
+by and take over when it stops (see tables.timers). While Redis is down (nobody sees the
+tables) it holds every clock, and gives the turns their time back when Redis returns
+(tables/stream_outage.py).
 """
 
 import signal
