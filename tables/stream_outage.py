@@ -124,19 +124,26 @@ class StreamWatch:
         # When Redis last answered: where an outage it finds begins.
         self._answered_at: datetime | None = None
         self._told: int | None = None  # the outage this process has logged as down
+        self._up = False  # the last check found Redis answering and no outage open
 
     def check(self, *, now: datetime) -> Stream:
         """Probe Redis (unless it was just now), record what changed, and say what the
         pass may do. Raises a database error as the pass's own queries would."""
         clock = time.monotonic()
-        if self._probed_at is None or clock - self._probed_at >= PROBE_EVERY.total_seconds():
+        if self._probed_at is not None and clock - self._probed_at < PROBE_EVERY.total_seconds():
+            if self._up:
+                return Stream(down=False)  # the usual case, between probes: no query
+        else:
             self._error = stream_probe()
             self._probed_at = clock
+            if self._error is None:
+                self._answered_at = now
+        self._up = False
         outage = stream_outage_open()
         if self._error is not None:
             return Stream(down=True, outage=self._down(outage, now=now))
-        self._answered_at = now
         if outage is None:
+            self._up = True
             return Stream(down=False)
         if outage.back_at is None:
             outage.back_at = now
