@@ -4,9 +4,11 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from poker_room.views import healthz, profile
+from poker_room.api.status import RoomStatusView
+from poker_room.views import admin_room_status, healthz, profile
 
 urlpatterns = [
+    path("admin/status/", admin.site.admin_view(admin_room_status), name="admin-room-status"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("accounts/profile/", profile, name="profile"),
@@ -14,6 +16,7 @@ urlpatterns = [
     path("cashier/", include("cashier.urls")),
     path("api/", include("cashier.api.urls")),
     path("api/", include("tables.api.urls")),
+    path("api/status/", RoomStatusView.as_view(), name="api-status"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # Swagger UI from our own static files (drf-spectacular-sidecar), no CDN. The split view
     # serves its init script at ?script (no inline script), and our template moves its
