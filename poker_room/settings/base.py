@@ -363,3 +363,7 @@ HEALTHZ_PER_MINUTE = int(env_str("HEALTHZ_PER_MINUTE", "60"))
 # /api/status/, the room's alarms for staff and auditors (poker_room.room_status): a
 # process reuses its last report for this many seconds.
 ROOM_STATUS_MAX_AGE_SECONDS = float(env_str("ROOM_STATUS_MAX_AGE_SECONDS", "5"))
+# Sign-ups per client address (an IPv6 client's /64) in a window of SIGNUP_WINDOW_SECONDS
+# (accounts/views.py; counted in the Redis cache, across processes).
+SIGNUP_PER_ADDRESS = int(env_str("SIGNUP_PER_ADDRESS", "5"))
+SIGNUP_WINDOW_SECONDS = int(env_str("SIGNUP_WINDOW_SECONDS", "3600"))
