@@ -341,6 +341,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Wallet, ledger, cashier and hand histories of the poker room.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and the docs page are for the room's overseers, as a regulated site keeps
+    # them: staff and auditors (401 for anonymous, a token first; 403 for players).
+    "SERVE_PERMISSIONS": ["poker_room.api.permissions.IsStaffOrAuditor"],
+    "SERVE_AUTHENTICATION": [
+        "knox.auth.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     # The docs page (/api/docs/) serves Swagger UI from our static files, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
