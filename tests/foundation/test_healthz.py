@@ -9,6 +9,7 @@ chain while a service was down.
 """
 
 import logging
+import threading
 from datetime import timedelta
 
 import pytest
@@ -161,3 +162,32 @@ def test_the_outage_log_logs_the_first_traceback_even_after_a_timeout_was_logged
         log.passed("healthz database")
     records = [(r.levelno, r.exc_info is not None) for r in caplog.records]
     assert records == [(logging.WARNING, False), (logging.ERROR, True), (logging.INFO, False)]
+
+
+@pytest.mark.django_db
+def test_a_late_check_is_covered_by_a_recent_answer_then_reported(client, settings, monkeypatch):
+    """A check that does not answer within half a second: the probe's last answer stands
+    in while it is recent (a slow machine is not a down service), then it is a 503."""
+    release = threading.Event()
+    calls = []
+
+    def check() -> str:
+        calls.append(1)
+        if len(calls) > 1:
+            release.wait(30)  # a server that accepts and says nothing
+        return "reachable"
+
+    monkeypatch.setattr(health, "PROBES", [health.Probe("slow", check)])
+    settings.HEALTH_REPORT_MAX_AGE_SECONDS = 0
+    try:
+        assert get(client).json()["checks"]["slow"] == {"ok": True, "detail": "reachable"}
+        covered = get(client)
+        assert covered.status_code == 200
+        assert "a new check is under way" in covered.json()["checks"]["slow"]["detail"]
+        monkeypatch.setattr(health, "RECENT_ENOUGH", 0)
+        late = get(client)
+        assert late.status_code == 503
+        assert late.json()["checks"]["slow"] == {"ok": False, "detail": "no answer within 0.5 s"}
+        assert len(calls) == 2  # one run at a time: the late one is joined, not repeated
+    finally:
+        release.set()
