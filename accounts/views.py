@@ -1,6 +1,13 @@
 """Pages of the accounts app: sign-up, log-in, an auditor's API tokens. Thin: forms and
 services do the work. (The profile page shows the wallet and the hands too, so it lives
-where it may depend on every app: poker_room/views.py.)"""
+where it may depend on every app: poker_room/views.py.)
+
+Sign-up is limited per client address (an IPv6 client's /64, as the log-in throttle
+counts it): settings.SIGNUP_PER_ADDRESS accounts in SIGNUP_WINDOW_SECONDS (5 an hour),
+counted in the Redis cache by every process; past it the page answers 429 with the
+reason, before any form work. A household or an office behind one address shares the
+allowance. While Redis is down sign-up is not limited (poker_room.throttling).
+"""
 
 from django.conf import settings
 from django.contrib import messages
@@ -13,7 +20,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.forms import LoginForm, SignUpForm
+from accounts.forms import LoginForm, SignUpForm, client_address
 from accounts.selectors import api_token_list, user_is_auditor
 from accounts.services import (
     ApiTokenError,
@@ -22,6 +29,21 @@ from accounts.services import (
     api_token_revoke,
     user_sign_up,
 )
+from poker_room.throttling import CacheWindowLimit
+
+
+def _sign_up_limit() -> CacheWindowLimit:
+    return CacheWindowLimit(
+        scope="signup", limit=settings.SIGNUP_PER_ADDRESS, window=settings.SIGNUP_WINDOW_SECONDS
+    )
+
+
+def sign_up_throttled_message() -> str:
+    minutes = settings.SIGNUP_WINDOW_SECONDS // 60
+    return (
+        "Too many accounts were created from your network lately. "
+        f"Try again in {minutes} minutes at most, or log in to an account you have."
+    )
 
 
 class RoomLoginView(LoginView):
@@ -30,6 +52,10 @@ class RoomLoginView(LoginView):
 
 @require_http_methods(["GET", "POST"])
 def sign_up(request: HttpRequest) -> HttpResponse:
+    limit, address = _sign_up_limit(), client_address(request)
+    if request.method == "POST" and limit.reached(address):
+        context = {"form": SignUpForm(), "throttled": sign_up_throttled_message()}
+        return render(request, "accounts/signup.html", context, status=429)
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -42,6 +68,7 @@ def sign_up(request: HttpRequest) -> HttpResponse:
             # Someone took the name (or a look-alike) between the form's check and the insert.
             form.add_error("username", "That screen name was just taken; choose another.")
         else:
+            limit.record(address)
             login(request, user)
             messages.success(request, f"Welcome to the room, {user.username}!")
             return redirect("profile")

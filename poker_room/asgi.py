@@ -17,6 +17,7 @@ from django.conf import settings  # noqa: E402
 
 from poker_room.collector import tune_collector  # noqa: E402
 from poker_room.framing import framing_debug_plain  # noqa: E402
+from poker_room.healthz_front import HealthzFront  # noqa: E402
 from poker_room.http_limit import HttpConcurrencyLimit  # noqa: E402
 from poker_room.routing import websocket_urlpatterns  # noqa: E402
 from poker_room.socket_auth import socket_auth  # noqa: E402
@@ -24,11 +25,14 @@ from poker_room.websocket_origin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        # No more requests in Django at once than the database pool can serve.
-        "http": HttpConcurrencyLimit(
-            django_asgi_app,
-            limit=settings.HTTP_CONCURRENCY,
-            queue_timeout=settings.HTTP_QUEUE_TIMEOUT,
+        # /healthz on the event loop, queued behind nothing; then no more requests in
+        # Django at once than the database pool can serve.
+        "http": HealthzFront(
+            HttpConcurrencyLimit(
+                django_asgi_app,
+                limit=settings.HTTP_CONCURRENCY,
+                queue_timeout=settings.HTTP_QUEUE_TIMEOUT,
+            )
         ),
         "websocket": SameOriginValidator(socket_auth(URLRouter(websocket_urlpatterns))),
     }

@@ -1,33 +1,50 @@
-"""Project-level views: the health check, and the pages that show several apps at once.
+"""Project-level views: the health check, the room's status in the admin, and the pages
+that show several apps at once.
 
 The profile page shows the player's preferences (accounts), wallet (cashier) and recent
 hands (tables): it lives here, above the apps, so that no app imports a higher one.
 """
 
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_safe
 
 from accounts.forms import PreferencesForm
 from accounts.services import user_preferences_update
 from cashier.selectors import wallet_balance, wallet_entry_list, withdrawal_pending_total
-from poker_room.health import health_report_recent
+from poker_room.health import healthz_refusal, healthz_verdict, process_readiness
+from poker_room.room_status import room_status_recent
 from tables.history_selectors import recent_hands_for
 
 RECENT_MOVEMENTS = 10
 
 
 @never_cache
-@require_GET
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
-    checks = health_report_recent()
-    healthy = all(check["ok"] for check in checks.values())
-    failing = [name for name, check in checks.items() if not check["ok"]]
-    body = {"status": "ok" if healthy else "unavailable", "failing": failing, "checks": checks}
-    return JsonResponse(body, status=200 if healthy else 503)
+    """Whether this process can serve (poker_room/health.py): 200, or 503 naming the
+    service it cannot reach; 429 past the per-address limit. Under daphne a GET is
+    answered before Django (poker_room/healthz_front.py); this view gives the same answers
+    to the test client and to a WSGI server."""
+    answer = healthz_refusal(request.META.get("REMOTE_ADDR") or "unknown")
+    if answer is None:
+        answer = healthz_verdict(process_readiness())
+    return JsonResponse(answer.body, status=answer.status, headers=answer.headers)
+
+
+@require_GET
+def admin_room_status(request: HttpRequest) -> HttpResponse:
+    """The room's alarms (poker_room/room_status.py) as an admin page; staff only (routed
+    through admin.site.admin_view). Auditors read the same at /api/status/."""
+    context = {
+        **admin.site.each_context(request),
+        "title": "Room status",
+        "report": room_status_recent(),
+    }
+    return render(request, "admin/room_status.html", context)
 
 
 @login_required

@@ -183,7 +183,7 @@ class Table(models.Model):
     next_hand_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Commands that failed in a row with an unexpected error (a bug, not a refusal); at
-    # two the table is paused with `paused_reason`, which /healthz and the admin show.
+    # two the table is paused with `paused_reason`, which the room status and the admin show.
     # Re-opening the table in the admin clears both (tables/services/command.py).
     failure_count = models.PositiveIntegerField(default=0, editable=False)
     paused_reason = models.CharField(max_length=500, blank=True, default="", editable=False)
@@ -222,7 +222,8 @@ class Table(models.Model):
 
 
 class Heartbeat(models.Model):
-    """When a periodic job of the room last ran (`timers`: the timer loop), for /healthz."""
+    """When a periodic job of the room last ran (`timers`: the timer loop; `celery`: beat's
+    heartbeat task), for the room status (poker_room/room_status.py)."""
 
     name = models.CharField(max_length=40, primary_key=True)
     at = models.DateTimeField()

@@ -42,8 +42,8 @@ many) ahead when it is set, so a loop that looks every `WAKE_AT_LEAST_EVERY` has
 long before it is due; only a deal made possible by a command (someone sits down) can
 wait up to that long, which nobody notices between hands.
 
-The leader records a heartbeat (`Heartbeat` "timers") every `HEARTBEAT_EVERY`; /healthz
-reports a loop that stopped.
+The leader records a heartbeat (`Heartbeat` "timers") every `HEARTBEAT_EVERY`; the room
+status (/api/status/) reports a loop that stopped.
 
 While the tables' stream is down (Redis unreachable: no viewer sees anything), the leader
 runs no pass: no turn times out, no hand is dealt. When it is back, every turn that was

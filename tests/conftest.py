@@ -181,17 +181,19 @@ def database_url_for(db: dict) -> str:
 
 @contextmanager
 def room_process(
-    args: list[str], *, log_name: str, append: bool = False
+    args: list[str], *, log_name: str, append: bool = False, env: dict[str, str] | None = None
 ) -> Iterator[subprocess.Popen]:
     """Run a process of the room (worker, server) on the test database; stop it after
     (killed if it will not stop), whatever the test did to it.
 
     Its output goes to `log_name` in the repository root, for when it will not start;
     `append` keeps what an earlier process of the same test wrote there (a restart).
+    `env` sets variables over those (another DATABASE_URL, say).
     """
-    env = dict(os.environ)
-    env["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
-    env["DATABASE_URL"] = database_url_for(settings.DATABASES["default"])
+    environment = dict(os.environ)
+    environment["DJANGO_SETTINGS_MODULE"] = "poker_room.settings.test"
+    environment["DATABASE_URL"] = database_url_for(settings.DATABASES["default"])
+    env = {**environment, **(env or {})}
     with open(ROOT / log_name, "a" if append else "w") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", *args], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT

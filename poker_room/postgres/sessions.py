@@ -9,12 +9,17 @@ import psycopg
 from django.db import connection
 
 
-def session_of_its_own(application_name: str) -> psycopg.Connection:
+def session_of_its_own(
+    application_name: str, *, connect_timeout: int | None = None
+) -> psycopg.Connection:
     """A new autocommit session to the room's database, named in pg_stat_activity; plain
-    psycopg (Django's cursor class and adapters are left out). The caller closes it."""
+    psycopg (Django's cursor class and adapters are left out). The caller closes it.
+    `connect_timeout`: seconds to wait for the server (libpq takes 2 for anything less);
+    by default, as long as the operating system does."""
     params = connection.get_connection_params()
     return psycopg.connect(
         **{k: params[k] for k in params if k not in {"cursor_factory", "context"}},
         autocommit=True,
         application_name=application_name,
+        connect_timeout=connect_timeout,
     )

@@ -216,6 +216,8 @@ CELERY_TIMEZONE = "UTC"
 # The room-wide tasks that belong to no app (autodiscovery finds the apps' own).
 CELERY_IMPORTS = ["poker_room.tasks"]
 DATABASE_UPKEEP_SECONDS = 60.0
+# Beat's heartbeat: the room status tells a stopped beat or worker by it (room_status.py).
+ROOM_HEARTBEAT_SECONDS = float(env_str("ROOM_HEARTBEAT_SECONDS", "10"))
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "cashier-ledger-audit": {"task": "cashier.tasks.ledger_audit_task", "schedule": 3600.0},
     # Only when PostgreSQL's autovacuum is off (poker_room/postgres/upkeep.py). A run still
@@ -224,6 +226,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "poker_room.tasks.database_upkeep_task",
         "schedule": DATABASE_UPKEEP_SECONDS,
         "options": {"expires": DATABASE_UPKEEP_SECONDS},
+    },
+    # A run not started before the next is due is dropped: the next one says the same.
+    "room-heartbeat": {
+        "task": "poker_room.tasks.room_heartbeat_task",
+        "schedule": ROOM_HEARTBEAT_SECONDS,
+        "options": {"expires": ROOM_HEARTBEAT_SECONDS},
     },
     # Yesterday's rake report (UTC), rebuilt whole: a late or repeated run is harmless.
     "tables-rake-report-daily": {
@@ -333,6 +341,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Wallet, ledger, cashier and hand histories of the poker room.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and the docs page are for the room's overseers, as a regulated site keeps
+    # them: staff and auditors (401 for anonymous, a token first; 403 for players).
+    "SERVE_PERMISSIONS": ["poker_room.api.permissions.IsStaffOrAuditor"],
+    "SERVE_AUTHENTICATION": [
+        "knox.auth.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     # The docs page (/api/docs/) serves Swagger UI from our static files, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -347,5 +362,15 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "INFO"},
 }
 
-# /healthz: a process answers from its last report for this many seconds (poker_room.health).
-HEALTH_REPORT_MAX_AGE_SECONDS = float(env_str("HEALTH_REPORT_MAX_AGE_SECONDS", "2"))
+# /healthz, whether this process can serve (poker_room.health): a probe's answer is reused
+# for this many seconds; each client address may ask this many times a minute per
+# process (429 past it: a load balancer asks every few seconds).
+HEALTH_REPORT_MAX_AGE_SECONDS = float(env_str("HEALTH_REPORT_MAX_AGE_SECONDS", "1"))
+HEALTHZ_PER_MINUTE = int(env_str("HEALTHZ_PER_MINUTE", "60"))
+# /api/status/, the room's alarms for staff and auditors (poker_room.room_status): a
+# process reuses its last report for this many seconds.
+ROOM_STATUS_MAX_AGE_SECONDS = float(env_str("ROOM_STATUS_MAX_AGE_SECONDS", "5"))
+# Sign-ups per client address (an IPv6 client's /64) in a window of SIGNUP_WINDOW_SECONDS
+# (accounts/views.py; counted in the Redis cache, across processes).
+SIGNUP_PER_ADDRESS = int(env_str("SIGNUP_PER_ADDRESS", "5"))
+SIGNUP_WINDOW_SECONDS = int(env_str("SIGNUP_WINDOW_SECONDS", "3600"))

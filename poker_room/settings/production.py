@@ -1,7 +1,8 @@
 """Production settings: safe by default. SECRET_KEY is required; DEBUG is off unless set.
 
-Behind HTTPS (set SECURE_SSL=1, the default) cookies are secure, HSTS is on and plain
-HTTP is redirected. The proxy in front must set X-Forwarded-Proto.
+Behind HTTPS (set SECURE_SSL=1, the default) cookies are secure, HSTS is on (a year,
+subdomains included, preload) and plain HTTP is redirected. The proxy in front must set
+X-Forwarded-Proto.
 
 Mail (password resets) must really leave: EMAIL_BACKEND defaults to SMTP here, the
 console, in-memory, file and dummy backends are refused, and SMTP needs EMAIL_HOST and
@@ -37,6 +38,11 @@ CSRF_COOKIE_SECURE = SECURE_SSL
 SECURE_SSL_REDIRECT = SECURE_SSL
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_HSTS_SECONDS = 31536000 if SECURE_SSL else 0
+# The room's subdomains too, and eligible for the browsers' preload lists: a first visit
+# is never made over plain HTTP. (Submitting the domain to hstspreload.org is a choice of
+# its owner: every subdomain must then serve HTTPS.)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_SSL
+SECURE_HSTS_PRELOAD = SECURE_SSL
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"

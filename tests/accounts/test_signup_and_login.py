@@ -4,6 +4,7 @@ import re
 
 import pytest
 from django.core.cache import cache
+from django.test import Client
 
 from accounts.models import User
 from accounts.services import LOGIN_THROTTLE_FAILURES, _throttle_keys
@@ -15,9 +16,9 @@ pytestmark = pytest.mark.django_db
 NEW_PASSWORD = "an0ther-long-secret"
 
 
-def sign_up(client, username: str, password: str = NEW_PASSWORD, **extra):
+def sign_up(client, username: str, password: str = NEW_PASSWORD, address: str = "", **extra):
     data = {"username": username, "password1": password, "password2": password, **extra}
-    return client.post("/accounts/signup/", data)
+    return client.post("/accounts/signup/", data, **({"REMOTE_ADDR": address} if address else {}))
 
 
 def log_in(client, username: str, password: str, address: str, url: str = "/accounts/login/"):
@@ -50,6 +51,41 @@ def test_sign_up_shows_password_problems(client):
     content = response.content.decode()
     assert "This password is too short" in content
     assert not User.objects.filter(username="erin").exists()
+
+
+@pytest.fixture
+def signup_limit(settings, address):
+    """Two sign-ups per address here; the suite's settings allow many (it signs players
+    up from 127.0.0.1). The test's address's count is deleted afterwards."""
+    settings.SIGNUP_PER_ADDRESS = 2
+    yield
+    cache.delete(f"limit:signup:{address_group(address)}")
+
+
+def test_sign_up_is_limited_per_address_with_a_429_and_a_clear_reason(
+    client, address, signup_limit
+):
+    """Finding 10: 15 accounts in a row from one address were accepted."""
+    network = address.removesuffix("::1")
+    for n in range(2):  # any address of the /64: one subscriber may use them all
+        response = sign_up(Client(), f"Newcomer{n}", address=f"{network}:{n}::{n + 2}")
+        assert response.status_code == 302, response.content
+    refused = sign_up(client, "Newcomer2", address=address)
+    assert refused.status_code == 429
+    content = refused.content.decode()
+    assert "Too many accounts were created from your network lately." in content
+    assert 'data-code="signup_throttled"' in content
+    assert not User.objects.filter(username="Newcomer2").exists()
+    assert client.get("/accounts/signup/", REMOTE_ADDR=address).status_code == 200
+    # Another network signs up as before.
+    assert sign_up(client, "Newcomer3", address="2001:db8:ffff:4646::1").status_code == 302
+    cache.delete(f"limit:signup:{address_group('2001:db8:ffff:4646::1')}")
+
+
+def test_failed_sign_ups_do_not_count_toward_the_limit(client, address, signup_limit):
+    for _ in range(3):
+        assert sign_up(client, "erin", password="123", address=address).status_code == 200
+    assert sign_up(client, "Erin", address=address).status_code == 302
 
 
 def test_log_in_and_out(client, address):

@@ -1,12 +1,51 @@
 """The OpenAPI schema and the browsable docs page, which must work offline: Swagger UI
-comes from our static files (drf-spectacular-sidecar), never from a CDN."""
+comes from our static files (drf-spectacular-sidecar), never from a CDN. Both are for
+staff and auditors only (issue 46, finding 13: the schema was public)."""
 
 import re
+import uuid
 
 import pytest
 from django.test import Client
 
+from accounts.services import auditor_create
+from tests.kit import UserFactory
+
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def auditor() -> Client:
+    user, _password, _token = auditor_create(username=f"aud-{uuid.uuid4().hex[:8]}")
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def signed_in(**fields) -> Client:
+    client = Client()
+    client.force_login(UserFactory(**fields))
+    return client
+
+
+def test_the_schema_and_the_docs_are_not_public():
+    anonymous = Client()
+    schema = anonymous.get("/api/schema/?format=json")
+    assert schema.status_code == 401
+    assert schema.json()["code"] == "not_authenticated"
+    docs = anonymous.get("/api/docs/")
+    assert docs.status_code == 302
+    assert docs["Location"].startswith("/accounts/login/?next=/api/docs/")
+    player = signed_in()
+    assert player.get("/api/schema/?format=json").status_code == 403
+    assert player.get("/api/docs/").status_code == 403
+
+
+def test_staff_read_the_schema_and_the_docs():
+    staff = signed_in(is_staff=True)
+    assert staff.get("/api/schema/?format=json").status_code == 200
+    assert staff.get("/api/docs/").status_code == 200
+
 
 HAND_PATHS = {
     "/api/hands/",
@@ -20,8 +59,8 @@ HAND_PATHS = {
 }
 
 
-def test_the_schema_lists_the_history_and_report_endpoints():
-    response = Client().get("/api/schema/?format=json")
+def test_the_schema_lists_the_history_and_report_endpoints(auditor):
+    response = auditor.get("/api/schema/?format=json")
     assert response.status_code == 200
     schema = response.json()
     assert set(schema["paths"]) >= HAND_PATHS
@@ -34,8 +73,8 @@ def test_the_schema_lists_the_history_and_report_endpoints():
     assert set(phh["403"]["content"]) == {"application/json"}
 
 
-def test_the_docs_page_loads_swagger_ui_from_our_static_files():
-    client = Client()
+def test_the_docs_page_loads_swagger_ui_from_our_static_files(auditor):
+    client = auditor
     page = client.get("/api/docs/")
     assert page.status_code == 200
     html = page.content.decode()

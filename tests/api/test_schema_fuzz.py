@@ -32,7 +32,7 @@ def test_the_schema_holds_under_fuzzing(live_room):
     rake_report_build(day=today)
     headers = {"Authorization": f"Token {token}"}
 
-    schema = schemathesis.openapi.from_url(f"{live_room}/api/schema/?format=json")
+    schema = schemathesis.openapi.from_url(f"{live_room}/api/schema/?format=json", headers=headers)
     operations = [result.ok() for result in schema.get_all_operations()]
     assert any(op.path == "/api/hands/{id}/phh" for op in operations)
     for operation in operations:

@@ -28,6 +28,7 @@ from psycopg_pool import PoolTimeout
 from rest_framework.test import APIClient
 
 from tests.conftest import ROOT, answers, database_url_for, free_port, room_process, wait_until_up
+from tests.foundation.http_flood import status_of
 from tests.kit import TableFactory, UserFactory
 
 POOL_MAX = 4
@@ -74,22 +75,9 @@ def capped_daphne(transactional_db, monkeypatch, tmp_path) -> Iterator[tuple[str
         yield url, name
 
 
-async def get_status(port: int, path: str) -> int:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-        writer.write(request.encode())
-        await writer.drain()
-        status_line = await reader.readline()
-        await reader.read()  # the rest of the answer
-        return int(status_line.split()[1])
-    finally:
-        writer.close()
-
-
 async def burst(port: int, count: int) -> list[int]:
     return await asyncio.wait_for(
-        asyncio.gather(*(get_status(port, "/lobby.json") for _ in range(count))), timeout=600
+        asyncio.gather(*(status_of(port, "/lobby.json") for _ in range(count))), timeout=600
     )
 
 

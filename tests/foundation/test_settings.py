@@ -123,10 +123,32 @@ def test_api_tokens_expire_after_the_configured_days():
     assert result.stdout.strip() == "7", result.stderr
 
 
-def test_development_defaults_to_debug():
-    result = run_settings("poker_room.settings.dev")
+def test_development_is_not_debug_unless_debug_is_set():
+    """Issue 46, finding 13: `make run` (dev settings) served Django's debug pages."""
+    shown = "settings.DEBUG, settings.WHITENOISE_USE_FINDERS, settings.WHITENOISE_AUTOREFRESH"
+    result = run_settings("poker_room.settings.dev", shown)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split()[0] == "True"
+    # Static files still served (by WhiteNoise, from the source folders).
+    assert result.stdout.split() == ["False", "True", "False"]
+    result = run_settings("poker_room.settings.dev", shown, DEBUG="1")
+    assert result.stdout.split() == ["True", "True", "True"]
+
+
+def test_production_hsts_covers_subdomains_and_may_be_preloaded():
+    shown = (
+        "settings.SECURE_HSTS_SECONDS, settings.SECURE_HSTS_INCLUDE_SUBDOMAINS, "
+        "settings.SECURE_HSTS_PRELOAD, settings.SECURE_SSL_REDIRECT"
+    )
+    result = run_settings(
+        "poker_room.settings.production", shown, SECRET_KEY="x" * 50, **PRODUCTION_MAIL
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["31536000", "True", "True", "True"]
+    plain = run_settings(
+        "poker_room.settings.production", shown, SECRET_KEY="x" * 50, SECURE_SSL="0",
+        **PRODUCTION_MAIL,
+    )  # fmt: skip
+    assert plain.stdout.split() == ["0", "False", "False", "False"]
 
 
 def test_env_bool_rejects_what_is_not_a_boolean(monkeypatch):
