@@ -7,14 +7,14 @@ and stopped again on exit. `--no-setup` skips the migrations, collectstatic and 
 data (a database that has them already; the suite's tests start the room so).
 
 The processes of the Procfile run under supervisord (`supervisor` from PyPI), which this
-script configures (`.run/supervisord-PORT.conf`) and runs in the foreground. A process
+script configures (in a temporary folder) and runs in the foreground. A process
 that exits is started again at once and nothing else is touched: the other processes,
 the private servers and this script keep running. A process that keeps failing to start
 (it exits within START_SECONDS) is tried again after 1 s, 2 s, ... START_RETRIES s, then
 left stopped, which supervisord's log says (`gave up: web entered FATAL state, too many
 start retries too quickly`) and /healthz shows; every start, exit and restart is logged
-(`spawned:`, `exited: worker (terminated by SIGKILL; not expected)`), on the terminal and
-in `.run/supervisord-PORT.log`. The web front restarts its own daphne children
+(`spawned:`, `exited: worker (terminated by SIGKILL; not expected)`) among the
+processes' output. The web front restarts its own daphne children
 (poker_room/serve.py) and exits for supervisord only when they keep dying. Ctrl-C (or a
 SIGTERM or SIGHUP to this script) stops every process side by side (each killed, with
 its children, if it has not stopped within its STOP_WAIT_SECONDS), then the private
@@ -46,6 +46,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import warnings
 from contextlib import ExitStack
 from pathlib import Path
@@ -171,7 +172,7 @@ def procfile_processes(path: Path) -> dict[str, str]:
     return processes
 
 
-def supervisor_config(processes: dict[str, str], *, port: str) -> str:
+def supervisor_config(processes: dict[str, str], *, folder: Path) -> str:
     """supervisord's configuration for the Procfile's processes (see the module's doc).
 
     Each command runs under `sh -c 'exec ...'` for its `${VAR:-default}`s, the shell
@@ -181,9 +182,10 @@ def supervisor_config(processes: dict[str, str], *, port: str) -> str:
     lines = [
         "[supervisord]",
         "nodaemon=true",
-        # Its own log lines (each start, exit, restart, give-up) go to the terminal too.
-        f"logfile={RUN_DIR / f'supervisord-{port}.log'}",
-        f"pidfile={RUN_DIR / f'supervisord-{port}.pid'}",
+        # Its own log lines (each start, exit, restart, give-up) go to the terminal only.
+        "logfile=/dev/null",
+        "logfile_maxbytes=0",
+        f"pidfile={folder / 'supervisord.pid'}",
         f"directory={ROOT}",
     ]
     if os.geteuid() == 0:
@@ -224,12 +226,13 @@ def output_appended() -> None:
             fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
 
 
-def supervise(env: dict[str, str]) -> int:
+def supervise(stack: ExitStack, env: dict[str, str]) -> int:
     """Run the Procfile's processes under supervisord until it stops; stop it on
     Ctrl-C, SIGTERM or SIGHUP, and return once it (and so every process) has stopped."""
     output_appended()
-    config = RUN_DIR / f"supervisord-{env['PORT']}.conf"
-    config.write_text(supervisor_config(procfile_processes(ROOT / "Procfile"), port=env["PORT"]))
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="room-supervisord-")))
+    config = folder / "supervisord.conf"
+    config.write_text(supervisor_config(procfile_processes(ROOT / "Procfile"), folder=folder))
     supervisor = subprocess.Popen(
         [sys.executable, "-m", "supervisor.supervisord", "-n", "-c", str(config)],
         env=env,
@@ -285,7 +288,7 @@ def run(stack: ExitStack, *, setup: bool) -> int:
     say(f"{web_processes} web processes share the port (WEB_PROCESSES=N make run for N)")
     say("demo logins (password 'pokerdemo'): alice, bob, carol (players), auditor, admin (staff)")
     say("a process that exits is started again; Ctrl-C stops everything")
-    return supervise(env)
+    return supervise(stack, env)
 
 
 def main(argv: list[str] | None = None) -> int:
