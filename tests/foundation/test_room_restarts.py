@@ -13,6 +13,10 @@ front's serving), while every other process of the room, `room.py` and superviso
 included, kept running with the same pid. Then a SIGTERM to `room.py` stops every
 process, cleanly.
 
+A second test runs supervisord as room.py configures it on two stand-in processes: one
+that fails at once is retried with growing delays, then left stopped with a line saying
+so, while the other runs on.
+
 How long a process takes to serve after its restart is its start-up (Django, Celery),
 which the machine's load stretches: 3 to 6 s each here at a load average of 4 on 2
 cores, a beat's start 10 to 20 s at 6. The test prints both times, and waits for the
@@ -24,6 +28,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -227,3 +232,38 @@ def test_each_killed_process_comes_back_and_the_others_run_on(room, capsys):
         assert f"exited: {program} (terminated by SIGKILL; not expected)" in log
     assert "killed by SIGKILL (1 death in 60 s): restarting it in" in log
     assert "FATAL" not in log
+
+
+def test_a_crash_loop_backs_off_is_reported_and_stops_nothing_else(tmp_path, monkeypatch):
+    """supervisord as room.py configures it, with two processes: one that fails at once
+    is retried after 1 s, 2 s..., then left stopped with a line that says so; the other
+    runs on throughout."""
+    from scripts import room as room_script
+
+    monkeypatch.setattr(room_script, "START_RETRIES", 2)
+    config = tmp_path / "supervisord.conf"
+    processes = {"steady": "sleep 600", "crashing": "sh -c 'echo crashing; exit 3'"}
+    config.write_text(room_script.supervisor_config(processes, folder=tmp_path))
+    log = tmp_path / "out.log"
+    with open(log, "a") as out:  # appending, as room.py makes its output (output_appended)
+        supervisord = subprocess.Popen(
+            [sys.executable, "-m", "supervisor.supervisord", "-n", "-c", str(config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_for(
+                lambda: "gave up: crashing entered FATAL state" in log.read_text(),
+                timeout=60,
+                what="supervisord gives up on the crashing process",
+            )
+            steady = [pid for pid in children_of(supervisord.pid) if "600" in command_of(pid)]
+            assert len(steady) == 1 and alive(steady[0])
+        finally:
+            supervisord.terminate()
+            supervisord.wait(timeout=30)
+    text = log.read_text()
+    assert text.count("crashing\n") == 3  # the first start and two retries
+    assert text.count("exited: crashing (exit status 3; not expected)") == 3
+    assert "spawned: 'steady'" in text and text.count("spawned: 'steady'") == 1
+    assert "stopped: steady" in text
