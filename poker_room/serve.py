@@ -1,4 +1,4 @@
-"""Several daphne processes on one port: `python -m poker_room.serve`.
+"""Several daphne processes on one port, each restarted when it dies: `python -m poker_room.serve`.
 
 Daphne runs one process on one core. This front starts `--processes` daphne children
 (default `WEB_PROCESSES`, else the number of cores) and gives each a listening socket of
@@ -10,10 +10,26 @@ another split anywhere from 25/5 to 14/16. Any process can serve any table (the 
 orders commands, the Redis channel layer carries every event to every process), so it
 does not matter which child a player's sockets land on.
 
-The front restarts nothing: when a child exits, the front stops the others and exits
-with that child's code, so a supervisor (honcho, systemd) sees the failure and restarts
-the whole web service. SIGTERM and SIGINT are passed on to the children, and the front
-exits once they have.
+A child that dies is restarted on the socket it had, and nothing else is touched. The
+front keeps every listening socket open for as long as it runs: while a child is dead,
+the connections the kernel hashes to its socket wait in that socket's backlog and the
+new child serves them, so the port never refuses a connection; the other children keep
+their sockets and their players. A daphne holds nothing but its own connections (the
+tables are in PostgreSQL, their feeds in Redis), so a crash costs only the players
+connected to it, who reconnect. (Until issue 46 the front stopped every child and exited
+when one died, for its supervisor to restart the whole web service: one crash cut the
+players of every process and closed the port for the survivors' stop grace, some 35 s,
+during which the timer loop timed out every absent player.)
+
+A child that keeps dying is restarted after a growing delay (`RESTART_DELAYS`); at the
+`GIVE_UP_DEATHS`th death within `DEATH_WINDOW_SECONDS` the front gives up: it stops the
+others and exits with the last child's code, so that a web service that cannot run is
+seen by its supervisor (`make run`'s supervisord, systemd), which restarts or reports it.
+Every death and restart is logged (`[web] ...` on stderr).
+
+SIGTERM and SIGINT are passed on to the children and close the listening sockets at
+once (a new connection is refused rather than left waiting for a child that is
+stopping); the front exits once every child has (killed after `STOP_GRACE_SECONDS`).
 
 Arguments after `--` go to each daphne, e.g. `-- --proxy-headers -v 1`.
 """
@@ -21,18 +37,29 @@ Arguments after `--` go to each daphne, e.g. `-- --proxy-headers -v 1`.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 APPLICATION = "poker_room.asgi:application"
 BACKLOG = 1024
 # How long stopping children get to close their sockets before they are killed.
 STOP_GRACE_SECONDS = 20.0
+# Seconds before a dead child is started again: the first, the second... of the deaths
+# within the window (the last delay repeats).
+RESTART_DELAYS = (0.5, 1.0, 2.0, 4.0)
+# So many deaths within so many seconds, of any children, and the front gives up.
+GIVE_UP_DEATHS = 5
+DEATH_WINDOW_SECONDS = 60.0
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def web_processes_default() -> int:
@@ -75,65 +102,173 @@ def exit_code(status: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+def how_it_ended(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exited with {os.waitstatus_to_exitcode(status)}"
+
+
+def ended_with(parent: int) -> Callable[[], None]:
+    """What a child runs before daphne: it is killed when the front dies (Linux's
+    PR_SET_PDEATHSIG), so that a front killed outright leaves no daphne serving the port
+    unsupervised, in the way of its successor. SIGKILL, not SIGTERM: a daphne asked to
+    stop while a request is in flight may never exit (the request's thread waits for
+    the event loop that stopped), and no front is left to kill it after a grace."""
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def in_child() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)  # the front died before the line above
+
+    return in_child
+
+
+@dataclass
+class Child:
+    """A daphne child and the listening socket (its index in the front's) it serves."""
+
+    slot: int
+    process: subprocess.Popen[bytes]
+
+
 class Front:
-    """The children and what to do when one ends or a stop signal comes."""
+    """The children, and what to do when one ends or a stop signal comes.
+
+    One loop (`wait`) does everything: it reaps the children that ended, starts again
+    those whose delay is over, and kills what is left when a stop's grace runs out. It
+    sleeps in `select` on a pipe that every signal wakes (`signal.set_wakeup_fd`), with
+    a timeout until its next restart or deadline: no polling.
+    """
 
     def __init__(self, sockets: Sequence[socket.socket], daphne_args: Sequence[str]) -> None:
         self.sockets = list(sockets)
         self.daphne_args = list(daphne_args)
-        self.children: dict[int, subprocess.Popen[bytes]] = {}
+        self.children: dict[int, Child] = {}
+        # Slot -> when (time.monotonic()) its dead child is started again.
+        self.restarts_due: dict[int, float] = {}
+        self.deaths: deque[float] = deque()
+        self.stop_requested = False
         self.stopping = False
+        self.kill_at: float | None = None
+        self.code = 0
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_read, False)
+        os.set_blocking(self._wake_write, False)
 
     def say(self, message: str) -> None:
         print(f"[web] {message}", file=sys.stderr, flush=True)
 
+    def install_signal_handlers(self) -> None:
+        """SIGTERM/SIGINT stop; every signal (SIGCHLD above all) wakes the loop."""
+        signal.set_wakeup_fd(self._wake_write, warn_on_full_buffer=False)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+
+    def spawn(self, slot: int) -> int:
+        fd = self.sockets[slot].fileno()
+        process = subprocess.Popen(
+            child_command(fd, self.daphne_args),
+            pass_fds=(fd,),
+            preexec_fn=ended_with(os.getpid()),  # safe: the front runs no threads
+        )
+        self.children[process.pid] = Child(slot=slot, process=process)
+        return process.pid
+
     def start(self) -> None:
-        """Start one child per socket; the children hold the sockets, the front none."""
+        """Start one child per socket; the front keeps the sockets for restarts."""
         host, port = self.sockets[0].getsockname()[:2]
-        for sock in self.sockets:
-            fd = sock.fileno()
-            child = subprocess.Popen(child_command(fd, self.daphne_args), pass_fds=(fd,))
-            self.children[child.pid] = child
-            sock.close()
-        pids = ", ".join(map(str, self.children))
+        pids = ", ".join(str(self.spawn(slot)) for slot in range(len(self.sockets)))
         self.say(f"{len(self.children)} daphne processes on {host}:{port} (pids {pids})")
 
     def stop(self, signum: int, frame: object) -> None:
-        """SIGTERM/SIGINT: pass it on; the wait loop exits once every child is gone."""
+        """SIGTERM/SIGINT: the loop passes it on (not here: a handler runs between any two
+        lines of the loop, a restart's included)."""
+        self.stop_requested = True
+
+    def _stop_children(self) -> None:
+        if self.stopping:
+            return
         self.stopping = True
-        for child in self.children.values():
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
+        self.restarts_due.clear()
+        # The port closes now: nobody is left to serve what would wait in a backlog.
+        for sock in self.sockets:
+            sock.close()
+        self._signal_children(signal.SIGTERM)
+        self.kill_at = time.monotonic() + STOP_GRACE_SECONDS
+
+    def _signal_children(self, signum: int) -> None:
+        # os.kill, not Popen.send_signal: that reaps a child that ended, behind `_reap`.
+        for pid in self.children:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                continue
 
     def wait(self) -> int:
-        """Wait for a child to end; then end the rest. Returns the front's exit code."""
-        code = 0
+        """Run until stopped or given up, and every child is gone: the front's exit code."""
+        while self.children or self.restarts_due:
+            if self.stop_requested:
+                self._stop_children()
+            self._reap()
+            self._restart_due()
+            if self.kill_at is not None and time.monotonic() >= self.kill_at:
+                self._signal_children(signal.SIGKILL)
+                self.kill_at = None
+            if self.children or self.restarts_due:
+                self._sleep()
+        return self.code
+
+    def _sleep(self) -> None:
+        """Until a signal comes or the next restart or kill is due."""
+        due = [*self.restarts_due.values(), *([self.kill_at] if self.kill_at else [])]
+        timeout = max(0.0, min(due) - time.monotonic()) if due else None
+        select.select([self._wake_read], [], [], timeout)
+        try:
+            while os.read(self._wake_read, 512):
+                pass
+        except BlockingIOError:
+            pass
+
+    def _reap(self) -> None:
         while self.children:
             try:
-                pid, status = os.wait()
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                break
+                return
+            if pid == 0:
+                return
             child = self.children.pop(pid, None)
             if child is None:
                 continue
-            child.returncode = exit_code(status)
+            child.process.returncode = exit_code(status)
             if not self.stopping:
-                # Restarting it here would hide a crash loop from the supervisor.
-                self.say(f"daphne {pid} exited with {child.returncode}: stopping the others")
-                code = child.returncode or 1
-                self.stop(signal.SIGTERM, None)
-                self._kill_after_grace()
-        return code
+                self._died(child, pid, status)
 
-    def _kill_after_grace(self) -> None:
-        deadline = time.monotonic() + STOP_GRACE_SECONDS
-        for child in list(self.children.values()):
-            try:
-                child.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-            self.children.pop(child.pid, None)
+    def _died(self, child: Child, pid: int, status: int) -> None:
+        now = time.monotonic()
+        self.deaths.append(now)
+        while self.deaths and now - self.deaths[0] > DEATH_WINDOW_SECONDS:
+            self.deaths.popleft()
+        recent = len(self.deaths)
+        window = f"{recent} death{'s' if recent > 1 else ''} in {DEATH_WINDOW_SECONDS:.0f} s"
+        if recent >= GIVE_UP_DEATHS:
+            # A crash loop: restarting on would only hide it from the supervisor.
+            self.say(f"daphne {pid} {how_it_ended(status)} ({window}): giving up, stopping all")
+            self.code = exit_code(status) or 1
+            self._stop_children()
+            return
+        delay = RESTART_DELAYS[min(recent, len(RESTART_DELAYS)) - 1]
+        self.say(f"daphne {pid} {how_it_ended(status)} ({window}): restarting it in {delay:g} s")
+        self.restarts_due[child.slot] = now + delay
+
+    def _restart_due(self) -> None:
+        now = time.monotonic()
+        for slot, due in list(self.restarts_due.items()):
+            if due <= now:
+                del self.restarts_due[slot]
+                self.say(f"daphne restarted on socket {slot + 1}: pid {self.spawn(slot)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -165,8 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"cannot listen on {options.bind}:{options.port}: {exc.strerror}")
 
     front = Front(sockets, daphne_args)
-    signal.signal(signal.SIGTERM, front.stop)
-    signal.signal(signal.SIGINT, front.stop)
+    front.install_signal_handlers()
     front.start()
     return front.wait()
 

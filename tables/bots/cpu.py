@@ -6,7 +6,7 @@ and 15, in clock ticks) and the time of its children that exited and were waited
 processes by group: the web processes (daphne, or any ASGI server), the Celery worker(s)
 and beat, a `run_timers` process, the PostgreSQL backends of the room's database (their
 process title names it), and redis-server; anything else under the room's root process
-(honcho, the start script) is "other".
+(supervisord, the start script) is "other".
 
 `CpuSampler` reads them every second in a thread, so that a process that starts and ends
 during the run (a pooled PostgreSQL connection, a Celery child) counts with what it used
@@ -28,7 +28,7 @@ SAMPLE_SECONDS = 1.0
 # The groups, in the order the report lists them.
 # What may stand between `make run` and the room's processes.
 SHELLS = frozenset({"sh", "bash", "dash"})
-MANAGERS = ("honcho", "scripts/room.py")
+MANAGERS = ("supervisord", "scripts/room.py")
 GROUPS = ("web", "worker", "beat", "timer", "postgres", "postgres_exited", "redis", "other")
 
 
@@ -211,7 +211,7 @@ def room_root(port: int) -> int | None:
     """The root process of the room serving `port` on this machine, if found.
 
     The web process whose command line names the port (`-p 8000`, `--port 8000`), then
-    up through the shell and the process manager that started it (honcho,
+    up through the shell and the process manager that started it (supervisord,
     `scripts/room.py`), so that the worker and beat it also started count; the web
     process alone without one.
     """

@@ -30,12 +30,12 @@ from websockets.typing import Origin
 
 from cashier.audit import ledger_audit
 from poker_room.celery import app as celery_app
-from tables.bots.player import Bot, BotSpec, Role, TableRun, frame_messages
+from tables.bots.player import TableRun, frame_messages
 from tables.bots.report import BotReport
-from tables.bots.setup import BOT_PASSWORD, BotTimers, bot_tables_open, bot_users_ensure
-from tables.bots.strategy import PROFILES
+from tables.bots.setup import BotTimers, bot_tables_open, bot_users_ensure
 from tables.models import Hand, HandStatus, Heartbeat, Seat, Table
 from tables.timers import HEARTBEAT
+from tests.bots_across_processes import steady_bots
 from tests.conftest import (
     ROOT,
     answers,
@@ -160,26 +160,8 @@ async def test_players_on_two_web_processes_see_one_stream(two_of_each):
         if direction == "recv":
             received[bot].extend(frame_messages(frame))
 
-    bots = []
-    for position, name in enumerate(names):
-        url = (url_a, url_b)[position % 2]  # seats 1 and 3 on A, 2 and 4 on B
-        spec = BotSpec(
-            username=name,
-            password=BOT_PASSWORD,
-            seat=position + 1,
-            role=Role.STEADY,
-            profile=PROFILES[position % len(PROFILES)],
-            seed=position,
-        )
-        bot = Bot(
-            spec=spec,
-            run=run,
-            report=report,
-            http_base=url,
-            ws_base=url.replace("http", "ws", 1),
-            trace=trace,
-        )
-        bots.append(bot)
+    # Seats 1 and 3 on A, 2 and 4 on B.
+    bots = steady_bots(names, run=run, processes=[(url_a, report), (url_b, report)], trace=trace)
     started = time.monotonic()
     async with asyncio.timeout(120):
         await asyncio.gather(*(bot.run() for bot in bots))

@@ -2,7 +2,8 @@
 
 * The loop holds nothing in memory (the deadlines are in the database), so a killed
   loop's pending turn times out on time once a loop runs again: restarted at once (as
-  honcho or systemd would), or a standby loop that takes over as the leader dies.
+  `make run`'s supervisord or systemd would), or a standby loop that takes over as the
+  leader dies.
 * No loop at all: the room status says so (`timers`), and says it no more once one is
   back (/healthz, about the web process alone, stays 200).
 
