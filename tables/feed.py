@@ -223,6 +223,15 @@ class TableFeed:
                     logger.info("table feed: Redis is back; %d tables", len(self._inboxes))
                     failures = 0
                     heard = loop.time()
+                elif getattr(self._pubsub, "connection", None) is None:
+                    # Not connected yet: a fresh process's first viewers arrive together,
+                    # and the reader, started by one of them, ran while another's subscribe
+                    # was still connecting (redis-py sets the pub/sub's connection once it
+                    # is connected). Read then, it raised "pubsub connection not set",
+                    # taken for a lost connection: a warning, and every viewer resynced
+                    # (issue #46). The subscribe holds the lock until it is sent.
+                    async with self._subscribing:
+                        heard = loop.time()
                 message = await self._pubsub.get_message(timeout=READ_WAKE)
                 if message is not None:
                     heard = loop.time()
