@@ -143,7 +143,7 @@ function connectionStatus(state, detail) {
         + "your account was changed. ",
     );
     const signIn = document.createElement("a");
-    signIn.href = `/accounts/login/?next=${encodeURIComponent(location.pathname)}`;
+    signIn.href = config.loginUrl;
     signIn.textContent = "Sign in again";
     $("#conn-banner").append(signIn);
     return;
