@@ -34,8 +34,11 @@ while connecting with 1013 (try again later), never 1011.
 Limits per viewer (tables/viewer_limits.py: a user, or a spectator's address): a socket
 over its viewer's cap, or a connect when the viewer's shared token bucket is empty, is
 closed with 4429 (too many sockets or too fast: try again later) and does nothing more;
-a frame when that bucket is empty gets `rate_limited`, as over this socket's own. After
-the server closes a socket (4404, 4429, 1013) nothing the client sends is read.
+a frame when that bucket is empty gets `rate_limited`, as over this socket's own. A
+player's socket acts for them only while their session lives and their account may play
+(tables/session_watch.py): closed with 4401 once the session ends, its commands refused
+`cannot_play` while the account may not play. After the server closes a socket (4401,
+4404, 4429, 1013) nothing the client sends is read.
 
 A socket's commands run in order, one at a time, in a task of their own beside the
 socket's loop (a lane, `_lane`): the table's stream keeps reaching the socket while one
@@ -91,6 +94,7 @@ from tables.hop_order import Urgency
 from tables.models import Seat, Table
 from tables.selectors import table_snapshot
 from tables.services import play
+from tables.session_watch import CLOSE_SIGNED_OUT, session_watch
 from tables.viewer_limits import SocketPlace, TokenBucket, client_address
 
 logger = logging.getLogger(__name__)
@@ -210,6 +214,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         async with occupying():  # the session's user, read on the database thread
             self.user = await socket_user(self.scope)
         self.viewer_id = self.user.id if self.user is not None else None
+        # Closed (CLOSE_SIGNED_OUT) when the session ends (tables/session_watch.py).
+        session_watch().add(self.scope, self.inbox)
         if not self.place.identify(self.viewer_id):  # the user's cap and token
             await self._close(CLOSE_TOO_MANY)
             return False
@@ -463,6 +469,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         cls = COMMANDS.get(content["cmd"])
         if cls is None:
             raise CommandError("unknown_command", f"Unknown command {content['cmd']!r}.")
+        if self.user is not None:
+            # Its session still alive and the account allowed to play, as the watch last
+            # found (tables/session_watch.py): no query on the way, as a rule.
+            await session_watch().confirm(self.scope, playing=cls is not Snapshot)
         if cls is Snapshot:
             await self.send_snapshot()
             return
@@ -494,6 +504,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             idempotency_key=key,
             urgency=Urgency.CLOCK if command.on_clock else Urgency.TABLE,
         )
+
+    async def session_ended(self, message: dict[str, Any]) -> None:
+        """The socket's session ended (logged out, a password changed, the account
+        closed: tables/session_watch.py): closed; a seated player's drop is recorded."""
+        await self._close(CLOSE_SIGNED_OUT)
 
     async def table_resync(self, message: dict[str, Any]) -> None:
         """The table's feed may have lost messages (Redis was away): a fresh snapshot now,

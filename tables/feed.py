@@ -12,7 +12,9 @@ entry and its removal) plus a lock-and-wait dance per consumer: under load about
 of a web process's CPU (py-spy), against one read on a connection kept open here. A
 process that dies leaves nothing behind (its subscriptions end with its connection),
 so the table stream needs no group expiry. The channel layer still carries the rest
-(a player's presence across processes, consumers/channel_layer.py).
+(a player's presence across processes, consumers/channel_layer.py). The same connection
+reads the room's other channels a process listens to (`TableFeed.listen`: the notices
+that a user's sessions may have ended, tables/session_watch.py).
 
 Delivery is at most once, as the channel layer's was: a viewer that sees a gap in the
 numbers asks for a snapshot. While Redis is down the reader waits with backoff, then
@@ -23,12 +25,11 @@ taken for lost in the same way. Messages of different processes may arrive out
 of order; the consumer puts them back in order.
 
 Redis keeps one pub/sub namespace for all its databases, so channel names carry the
-database the room runs on (server and name, or the TABLE_FEED_ROOM setting): two rooms
-(or a test run and a room) on one Redis stay apart, and each message names its table and
-is checked against it before any viewer sees it. They carry the form of the messages
-too (`WIRE_FORMAT`): while a room's processes are upgraded one by one, a process never
-reads messages it cannot decode; it misses those of the others, and its viewers see the
-gaps and resync from the database.
+room (poker_room/pubsub.py): two rooms (or a test run and a room) on one Redis stay
+apart, and each message names its table and is checked against it before any viewer
+sees it. They carry the form of the messages too (`WIRE_FORMAT`): while a room's
+processes are upgraded one by one, a process never reads messages it cannot decode; it
+misses those of the others, and its viewers see the gaps and resync from the database.
 """
 
 import asyncio
@@ -36,14 +37,12 @@ import contextlib
 import logging
 import weakref
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgpack
-import redis
 import redis.asyncio
 from django.conf import settings
-from django.db import connections
 
 from poker_room.channel_layer import (
     RECEIVE_RETRY_FIRST,
@@ -51,12 +50,10 @@ from poker_room.channel_layer import (
     REDIS_DOWN_ERRORS,
     raise_if_cancelling,
 )
+from poker_room.pubsub import PUBLISH_TIMEOUT, publisher, room_channel
 
 logger = logging.getLogger(__name__)
 
-# Longer than any healthy publish: a publish still waiting then is given up (the viewers
-# heal the gap) rather than holding the command's thread.
-PUBLISH_TIMEOUT = 5.0
 # A viewer's inbox holds at most this many unread commands' messages; beyond, the newest
 # are dropped (their viewer, stuck for that long, resyncs when it is back).
 INBOX_SIZE = 1000
@@ -78,37 +75,13 @@ WIRE_FORMAT = 2
 
 def feed_channel(table_id: int) -> str:
     """The Redis pub/sub channel of a table's stream (see the module's note on names)."""
-    return f"poker_room.{_room()}.table.{table_id}.wire{WIRE_FORMAT}"
-
-
-def _room() -> str:
-    # The database the room runs on, server and name: one room whatever its processes,
-    # and rooms on different servers (staging beside production) apart even when their
-    # databases share a name. TABLE_FEED_ROOM names it outright.
-    if settings.TABLE_FEED_ROOM:
-        return settings.TABLE_FEED_ROOM
-    database = connections["default"].settings_dict
-    return f"{database['HOST']}:{database['PORT']}/{database['NAME']}"
+    return room_channel(f"table.{table_id}.wire{WIRE_FORMAT}")
 
 
 def publish(table_id: int, wires: Sequence[dict[str, Any]]) -> None:
     """Publish one command's messages (`TableMessage.to_wire`) to the table's viewers."""
     payload = msgpack.packb({"table": table_id, "messages": list(wires)}, use_bin_type=True)
-    _client().publish(feed_channel(table_id), payload)
-
-
-_clients: dict[str, redis.Redis] = {}
-
-
-def _client() -> redis.Redis:
-    # redis-py's pool is thread-safe and starts afresh in a forked child.
-    url = settings.REDIS_URL
-    client = _clients.get(url)
-    if client is None:
-        client = _clients[url] = redis.Redis.from_url(
-            url, socket_timeout=PUBLISH_TIMEOUT, socket_connect_timeout=PUBLISH_TIMEOUT
-        )
-    return client
+    publisher().publish(feed_channel(table_id), payload)
 
 
 def group_message(payload: bytes, table_id: int) -> dict[str, Any]:
@@ -144,6 +117,8 @@ class TableFeed:
         # the connection being read; cleared when that connection fails.
         self._confirmed: dict[str, asyncio.Event] = {}
         self._tables: dict[str, int] = {}  # channel name -> table id
+        # Channels other than tables' (`listen`): what they carry goes to their callback.
+        self._listeners: dict[str, Callable[[bytes | None], None]] = {}
         self._redis: redis.asyncio.Redis | None = None
         self._pubsub: Any = None
         self._reader: asyncio.Task | None = None
@@ -167,13 +142,30 @@ class TableFeed:
                 self._confirmed[channel] = asyncio.Event()
                 async with self._subscribing:
                     await self._connected().subscribe(channel)
-            if self._reader is None or self._reader.done():
-                self._reader = asyncio.get_running_loop().create_task(self._read_forever())
+            self._start_reader()
             # Once Redis has confirmed, nothing published to the table is missed: the
             # viewer's snapshot, read after this, and the stream then meet.
             await asyncio.wait_for(self._confirmed[channel].wait(), PUBLISH_TIMEOUT)
         except BaseException:
             self._drop(channel, inbox)
+            raise
+
+    async def listen(self, channel: str, callback: Callable[[bytes | None], None]) -> None:
+        """Hand what is published to `channel` (a room's channel that is not a table's) to
+        `callback` from now on, in the reader's task, and None each time some of it may
+        have been lost (the connection was replaced). Raises as `join` does (then nothing
+        listens: ask again later)."""
+        if channel in self._listeners:
+            return
+        self._listeners[channel] = callback
+        self._confirmed[channel] = asyncio.Event()
+        try:
+            async with self._subscribing:
+                await self._connected().subscribe(channel)
+            self._start_reader()
+            await asyncio.wait_for(self._confirmed[channel].wait(), PUBLISH_TIMEOUT)
+        except BaseException:
+            del self._listeners[channel], self._confirmed[channel]
             raise
 
     async def leave(self, table_id: int, inbox: Inbox) -> None:
@@ -196,6 +188,10 @@ class TableFeed:
         del self._confirmed[channel]
         del self._tables[channel]
         return True
+
+    def _start_reader(self) -> None:
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.get_running_loop().create_task(self._read_forever())
 
     def _connected(self) -> Any:
         if self._pubsub is None:
@@ -223,6 +219,15 @@ class TableFeed:
                     logger.info("table feed: Redis is back; %d tables", len(self._inboxes))
                     failures = 0
                     heard = loop.time()
+                elif getattr(self._pubsub, "connection", None) is None:
+                    # Not connected yet: a fresh process's first viewers arrive together,
+                    # and the reader, started by one of them, ran while another's subscribe
+                    # was still connecting (redis-py sets the pub/sub's connection once it
+                    # is connected). Read then, it raised "pubsub connection not set",
+                    # taken for a lost connection: a warning, and every viewer resynced
+                    # (issue #46). The subscribe holds the lock until it is sent.
+                    async with self._subscribing:
+                        heard = loop.time()
                 message = await self._pubsub.get_message(timeout=READ_WAKE)
                 if message is not None:
                     heard = loop.time()
@@ -257,8 +262,8 @@ class TableFeed:
         resync (messages may have been lost meanwhile)."""
         async with self._subscribing:
             old, new = self._pubsub, self._new_pubsub()
-            if self._inboxes:
-                await new.subscribe(*self._inboxes)
+            if self._inboxes or self._listeners:
+                await new.subscribe(*self._inboxes, *self._listeners)
             else:
                 await new.ping()  # connect (a pub/sub without a connection cannot be read)
             self._pubsub = new
@@ -269,8 +274,21 @@ class TableFeed:
             for inbox in list(inboxes):
                 with contextlib.suppress(asyncio.QueueFull):
                     inbox.put_nowait(RESYNC)
+        for channel in list(self._listeners):
+            self._hand_over(channel, None)
+
+    def _hand_over(self, channel: str, payload: bytes | None) -> None:
+        """To a listener's callback (`listen`): a fault of its own is logged, never the
+        reader's (which would take it for a lost connection, or stop)."""
+        try:
+            self._listeners[channel](payload)
+        except Exception:
+            logger.exception("table feed: the listener of %s failed", channel)
 
     def _deliver(self, channel: str, payload: bytes) -> None:
+        if channel in self._listeners:
+            self._hand_over(channel, payload)
+            return
         inboxes = self._inboxes.get(channel)
         if not inboxes:
             return  # left meanwhile

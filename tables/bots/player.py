@@ -41,6 +41,14 @@ connection closed 4429 (the room's limits per viewer) is tried again the same wa
 command whose answer was lost with the connection is settled from that snapshot (a `sit`
 is seen done or not; a `sit_out`, `sit_in` or `leave` is asked again if still needed).
 Closes with an error code (1011...) stay problems: they are the room's bugs, not restarts.
+
+A command answered `server_error` (the room's database or Redis failed: it may or may not
+have been carried out) is a problem to report too, and is settled the same way, on the
+same connection, from a fresh snapshot, as docs/protocol.md asks of every client: what
+it was for is asked again if still needed, and a decision is made again. A snapshot the
+room could not answer is asked again after a backoff (`SNAPSHOT_RETRY_SECONDS`), the
+stream held meanwhile: a bot that never asked again held its stream for good, and never
+acted, sat out or left again (issue #46).
 """
 
 import asyncio
@@ -101,6 +109,11 @@ RECONNECT_GIVE_UP = 90.0
 RESTART_CLOSE_CODES = frozenset({1001, 1012, 1013, 4429})
 # Unexpected errors kept verbatim in the report (the counts hold them all).
 PROBLEM_SAMPLES = 20
+# The answer to a command the room may or may not have carried out (docs/protocol.md).
+SERVER_ERROR = "server_error"
+# A snapshot the room could not answer is asked again after these delays (seconds,
+# jittered; the last repeated while it keeps failing).
+SNAPSHOT_RETRY_SECONDS = (0.5, 1, 2, 4, 8)
 
 Trace = Callable[[str, str, dict[str, Any]], None]
 
@@ -282,6 +295,11 @@ class Bot:
         self.version = 0
         self.resyncing_since: float | None = None
         self.held: list[dict[str, Any]] = []
+        # A snapshot of ours is on its way; another is due once it has come; the snapshots
+        # the room could not answer in a row.
+        self.snapshot_asked = False
+        self.resync_again = False
+        self.snapshot_failures = 0
         # Messages that came ahead of a missing one, while it may still arrive (below).
         self.early: dict[int, dict[str, Any]] = {}
         self.gap_timer: asyncio.Task[None] | None = None
@@ -433,6 +451,8 @@ class Bot:
         self.drop_connection = False
         self.ws_got_snapshot = False
         self.resyncing_since = None
+        self.snapshot_asked = self.resync_again = False
+        self.snapshot_failures = 0
         self.held.clear()
         self.early.clear()
         async with websockets.connect(
@@ -580,12 +600,51 @@ class Bot:
             await self.resync()
 
     async def resync(self) -> None:
-        self.resyncing_since = time.monotonic()
+        """Hold the stream and ask for a snapshot. One at a time: asked while one is on
+        its way, another is asked once that one has come (it may have been read before
+        what made this one needed, a command answered `server_error` meanwhile)."""
+        if self.resyncing_since is None:
+            self.resyncing_since = time.monotonic()
+        if self.snapshot_asked:
+            self.resync_again = True
+            return
+        self.snapshot_asked, self.resync_again = True, False
         self.report.resyncs += 1
-        await self.send(Snapshot())
+        await self.send(Snapshot(), on_error=self._snapshot_refused)
+
+    def _snapshot_refused(self, _code: str) -> None:
+        """The room could not answer our snapshot (`server_error`: its database or Redis
+        failed; or a limit): ask again after a backoff, on this connection, the stream
+        held meanwhile."""
+        self.snapshot_asked = False
+        delay = SNAPSHOT_RETRY_SECONDS[min(self.snapshot_failures, len(SNAPSHOT_RETRY_SECONDS) - 1)]
+        self.snapshot_failures += 1
+        ws = self.ws
+
+        async def later() -> None:
+            await asyncio.sleep(delay * self.rng.uniform(0.8, 1.2))
+            if ws is not None and self.ws is ws and not self.snapshot_asked:
+                await self.resync()
+
+        self._later(later())
+
+    async def _settle_by_snapshot(self, pending: Pending) -> None:
+        """A command answered `server_error`: carried out or not, its events may be lost.
+        Settled as one whose answer was lost with the connection (what it was for is asked
+        again if the snapshot shows it still needed), its decision made again."""
+        if pending.turn is not None:
+            self.answered.discard(pending.turn)
+        if pending.on_lost is not None:
+            pending.on_lost()
+        await self.resync()
 
     async def on_snapshot(self, snapshot: dict[str, Any]) -> None:
         self.ws_got_snapshot = True
+        self.snapshot_asked = False
+        if self.resync_again:
+            await self.resync()  # this one may predate what the next is asked for
+            return
+        self.snapshot_failures = 0
         self.version = snapshot["v"]
         self.run_.last_progress = time.monotonic()
         table = snapshot["table"]
@@ -687,7 +746,9 @@ class Bot:
             else:
                 self.report.errors_unexpected[code] += 1
                 self.problem(refusal)
-            if pending.on_error:
+            if code == SERVER_ERROR and pending.cmd != Snapshot.name:
+                await self._settle_by_snapshot(pending)
+            elif pending.on_error:
                 pending.on_error(code)
         await self.after_change()
 

@@ -262,3 +262,66 @@ async def test_an_act_made_from_a_snapshot_is_judged_on_that_turns_deadline() ->
     await asyncio.wait_for(asyncio.gather(*bot.tasks), 1.0)
     assert bot.report.ok, bot.report.problems
     assert bot.report.acts_overtaken == 1
+
+
+# `server_error`: the room failed while carrying out a command (its database or Redis), which
+# may or may not have been done; a client settles it from a fresh snapshot and decides
+# again (docs/protocol.md). A bot whose snapshot met one never asked again: its stream
+# stayed held, and it never acted, sat out or left again (issue #46).
+
+SERVER_ERROR = "The table could not answer that command (a server fault)."
+
+
+async def frames_sent(socket: RecordingSocket, count: int) -> list[dict[str, Any]]:
+    """The bot's frames once it has sent `count` of them (a retry comes after a delay)."""
+    async with asyncio.timeout(5):
+        while len(socket.frames) < count:
+            await asyncio.sleep(0.01)
+    return socket.frames
+
+
+async def test_a_snapshot_the_room_could_not_answer_is_asked_again_until_it_is(monkeypatch):
+    monkeypatch.setattr("tables.bots.player.SNAPSHOT_RETRY_SECONDS", (0.02, 0.05))
+    bot, socket = _bot(clock=RunClock(ends_at=0.0))  # winding down: it sits out once it can
+    await bot.resync()
+    for attempt in (1, 2):
+        [*_, asked] = await frames_sent(socket, attempt)
+        assert asked["cmd"] == "snapshot"
+        error = {"type": "error", "seq": asked["seq"], "code": "server_error"}
+        await bot.on_message({**error, "message": SERVER_ERROR})
+        assert bot.resyncing_since is not None  # the stream stays held meanwhile
+    [*_, asked] = await frames_sent(socket, 3)  # asked again after the backoff
+    assert asked["cmd"] == "snapshot"
+    await bot.on_message(_snapshot(3, actor=2))
+    await bot.on_message({"type": "ack", "seq": asked["seq"]})
+    assert bot.resyncing_since is None
+    assert socket.commands() == ["snapshot", "snapshot", "snapshot", "sit_out"]
+    assert bot.report.errors_unexpected["server_error"] == 2  # the room's fault, reported
+
+
+async def test_a_sit_answered_server_error_is_settled_from_a_fresh_snapshot() -> None:
+    bot, socket = _bot()
+    bot.seat, bot.table_seats = None, 6
+    await bot.after_change()
+    [sit] = socket.frames
+    assert sit["cmd"] == "sit"
+    await bot.on_message({"type": "error", "seq": sit["seq"], "code": "server_error"})
+    assert socket.commands() == ["sit", "snapshot"]
+    assert not bot.done  # not taken for a refusal: the snapshot says whether it sat
+    snapshot = _snapshot(3, actor=None)
+    snapshot["you"] = {"seat": sit["seat"], "player": "b1", "status": "waiting", "stack": 1}
+    await bot.on_message(snapshot)
+    assert (bot.seat, bot.money_in) == (sit["seat"], sit["buy_in"])
+    assert socket.commands() == ["sit", "snapshot"]  # seated: it sits no second time
+
+
+async def test_an_act_answered_server_error_is_decided_again_from_a_fresh_snapshot() -> None:
+    bot, socket = _bot()
+    bot.hand = 5
+    await bot.on_message(_turn(1, seat=1, turn=10, mine=True))
+    [act] = await frames_sent(socket, 1)
+    await bot.on_message({"type": "error", "seq": act["seq"], "code": "server_error"})
+    assert socket.commands() == ["act", "snapshot"]
+    await bot.on_message(_snapshot(3, actor=1, turn=10))  # not carried out: still our turn
+    [*_, again] = await frames_sent(socket, 3)
+    assert (again["cmd"], again["turn"]) == ("act", 10)

@@ -5,6 +5,7 @@ another room on the same Redis; a connection gone silent is found and replaced."
 import asyncio
 import contextlib
 import gc
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
@@ -172,6 +173,32 @@ async def test_viewers_of_many_tables_arriving_at_once_on_a_new_feed_each_hear_t
     finally:
         for table, inbox in inboxes.items():
             await table_feed.leave(table, inbox)
+        table_feed._reader.cancel()
+        await table_feed._pubsub.aclose()
+
+
+async def test_a_fresh_feeds_first_viewers_of_one_table_start_quietly(caplog):
+    """The first viewers of a fresh process (its start, a restart) arrive together, several
+    of one table: the reader, started by a viewer that found the table subscribed, read
+    the pub/sub while the subscribe was still connecting ("pubsub connection not set"),
+    took that for a lost connection, logged a warning and resynced every viewer (issue
+    #46, finding 15). Nothing is lost at a start: no viewer resyncs, nothing is logged."""
+    caplog.set_level(logging.INFO, logger=feed.__name__)
+    table_feed = feed.TableFeed()  # new: the shared one has long been connected
+    inboxes = [feed.new_inbox() for _ in range(5)]
+    try:
+        await asyncio.gather(*(table_feed.join(TABLE_ID, inbox) for inbox in inboxes))
+        await published(1)
+        for inbox in inboxes:
+            assert await versions_in(inbox, 1) == [1]  # the message, and no resync first
+        await published(2)  # a second read, after the reader's first wake
+        for inbox in inboxes:
+            assert await versions_in(inbox, 1) == [2]
+            assert inbox.empty()
+        assert [record.getMessage() for record in caplog.records] == []
+    finally:
+        for inbox in inboxes:
+            await table_feed.leave(TABLE_ID, inbox)
         table_feed._reader.cancel()
         await table_feed._pubsub.aclose()
 

@@ -12,6 +12,7 @@ from tables.commands import COMMANDS
 from tables.consumers import CLOSE_TOO_MANY
 from tables.engine.events import EVENT_TYPES
 from tables.messages import AUDIENCE, MESSAGE_TYPES, NOTE_KEYS, TableEvent
+from tables.session_watch import CLOSE_SIGNED_OUT
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
 
@@ -69,5 +70,5 @@ def test_every_private_note_is_documented(key):
 
 def test_the_close_codes_of_the_consumer_are_documented_where_a_client_connects():
     connecting = section("Connecting")
-    for code in (4404, 1013, CLOSE_TOO_MANY):
+    for code in (4404, 1013, CLOSE_TOO_MANY, CLOSE_SIGNED_OUT):
         assert str(code) in connecting, code

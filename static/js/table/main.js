@@ -136,6 +136,18 @@ function connectionStatus(state, detail) {
     showBanner("This table no longer exists. Go back to the lobby to find another.");
     return;
   }
+  if (state === "signed_out") {
+    conn.textContent = "Signed out";
+    showBanner(
+      "You are signed out of this table: you logged out, your password was changed, or "
+        + "your account was changed. ",
+    );
+    const signIn = document.createElement("a");
+    signIn.href = config.loginUrl;
+    signIn.textContent = "Sign in again";
+    $("#conn-banner").append(signIn);
+    return;
+  }
   if (state === "limited") {
     conn.textContent = "Too many connections";
     showBanner(

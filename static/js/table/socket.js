@@ -12,9 +12,11 @@
  * A dropped connection reconnects by itself with exponential backoff (1 s … 15 s) and
  * starts again from the fresh snapshot. A close with 4429 (too many table sockets from
  * this player or address, or connecting too fast) is said on the page and tried again
- * only after LIMITED_RETRY_SECONDS. A `server_error` answer (the room's database or
- * Redis failed) may hide a command carried out with its events lost: we resynchronise,
- * retrying the snapshot every second while the room cannot answer it.
+ * only after LIMITED_RETRY_SECONDS. A close with 4401 (the session ended: logged out, a
+ * password changed, the account closed) is said on the page and not retried: the player
+ * signs in again. A `server_error` answer (the room's database or Redis failed) may hide
+ * a command carried out with its events lost: we resynchronise, retrying the snapshot
+ * every second while the room cannot answer it.
  */
 
 const RESYNC_RETRY_MS = 1000;
@@ -145,6 +147,11 @@ export class TableSocket {
     if (event.code === 4404) {
       this.closedForGood = true;
       this.on.status("gone", {});
+      return;
+    }
+    if (event.code === 4401) {
+      this.closedForGood = true;
+      this.on.status("signed_out", {});
       return;
     }
     const limited = event.code === 4429;
