@@ -58,7 +58,6 @@ class TextRule:
     lets through. Every rule refuses surrogates, controls, format characters and
     separators."""
 
-    name: str
     longest: int
     refusal: Callable[[str], CommandError | None]
     too_long: str = "malformed"
@@ -104,13 +103,13 @@ def _chat_line_refusal(value: str) -> CommandError | None:
 
 WORD_PATTERN = re.compile(r"[a-z_]{1,32}")
 # `action` and `mode`: the service says which words it takes.
-WORD = TextRule("a word", 32, _word_refusal)
+WORD = TextRule(32, _word_refusal)
 # A client's idempotency key (cashier/idempotency.py namespaces it).
-KEY = TextRule("an idempotency key", CLIENT_KEY_MAX, _key_refusal, "idempotency_key_invalid")
+KEY = TextRule(CLIENT_KEY_MAX, _key_refusal, too_long="idempotency_key_invalid")
 # Someone's screen name, as sign-up takes them (accounts/names.py).
-SCREEN_NAME = TextRule("a screen name", SCREEN_NAME_MAX, _screen_name_refusal)
+SCREEN_NAME = TextRule(SCREEN_NAME_MAX, _screen_name_refusal)
 # A line of chat (tables/services/chat.py says what it holds).
-CHAT_LINE = TextRule("a line of chat", chat.CHAT_MAX_CHARS, _chat_line_refusal)
+CHAT_LINE = TextRule(chat.CHAT_MAX_CHARS, _chat_line_refusal)
 
 
 def argument(

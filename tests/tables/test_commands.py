@@ -109,3 +109,13 @@ def test_the_rest_serializers_take_the_command_fields_but_the_key(serializer, co
 def test_the_service_gets_the_fields_under_its_own_argument_names():
     sit = Sit(seat=3, buy_in=10_000, key="k")
     assert sit.arguments() == {"seat_number": 3, "buy_in": 10_000, "post_big_blind": False}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_string_field_has_a_text_rule(name):
+    """A string field is checked by its rule before any service runs (issue #46): a new
+    one without a rule would let anything through to the database."""
+    cls = COMMANDS[name]
+    for f in dataclasses.fields(cls):
+        if field_type(cls, f) is str:
+            assert text_rule(f) in TEXTS, f.name
