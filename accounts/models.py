@@ -1,11 +1,12 @@
 """The room's user: a screen name unique regardless of case and of look-alike letters,
 and table preferences.
 
-`name_skeleton` is the screen name reduced by `accounts.names.name_skeleton` (Unicode's
-confusable skeleton, case-folded); its unique constraint refuses `alice` spelt with a
-Cyrillic a (U+0430) beside `alice`, even when two sign-ups race. `save()` keeps it in
-step with `username` whichever way a user is created or renamed (sign-up, the admin,
-`createsuperuser`, a factory).
+`name_skeleton` and `name_skeleton_cased` are the screen name reduced by
+`accounts.names` (Unicode's confusable skeleton, diacritics dropped; case-folded, and as
+written); their unique constraints refuse `alice` spelt with a Cyrillic a (U+0430), with
+a capital I for the l or with a dot on the e beside `alice`, even when two sign-ups race.
+`save()` keeps them in step with `username` whichever way a user is created or renamed
+(sign-up, the admin, `createsuperuser`, a factory).
 
 Roles are Django groups and flags: every signed-up user is a player; members of the
 `auditor` group read every hand history and ledger entry through the API; staff use
@@ -16,7 +17,7 @@ from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models.functions import Lower
 
-from accounts.names import name_skeleton
+from accounts.names import name_skeleton, name_skeleton_cased
 
 AUDITOR_GROUP = "auditor"
 
@@ -33,6 +34,7 @@ class User(AbstractUser):
     )
     # Derived from `username` by save(); unique, so two look-alike names cannot coexist.
     name_skeleton = models.CharField(max_length=600, unique=True, editable=False)
+    name_skeleton_cased = models.CharField(max_length=600, unique=True, editable=False)
 
     class Meta:
         constraints = [
@@ -43,9 +45,10 @@ class User(AbstractUser):
         # A derived column, not behaviour: computed here so that no way of creating or
         # renaming a user (the admin, createsuperuser, a factory) can leave it stale.
         self.name_skeleton = name_skeleton(self.username)
+        self.name_skeleton_cased = name_skeleton_cased(self.username)
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and "username" in update_fields:
-            kwargs["update_fields"] = {*update_fields, "name_skeleton"}
+            kwargs["update_fields"] = {*update_fields, "name_skeleton", "name_skeleton_cased"}
         super().save(*args, **kwargs)
 
     @property

@@ -6,7 +6,7 @@ from django.utils import timezone
 from knox.models import AuthToken
 
 from accounts.models import AUDITOR_GROUP, User
-from accounts.names import name_skeleton
+from accounts.names import name_skeleton, name_skeleton_cased
 
 
 def user_is_auditor(*, user: User) -> bool:
@@ -34,7 +34,9 @@ def user_name_conflict(*, username: str, exclude_id: int | None = None) -> User 
     """The user whose screen name is the same as ``username`` or looks like it
     (case and look-alike letters ignored: see accounts.names), other than ``exclude_id``."""
     users = User.objects.filter(
-        Q(username__iexact=username) | Q(name_skeleton=name_skeleton(username))
+        Q(username__iexact=username)
+        | Q(name_skeleton=name_skeleton(username))
+        | Q(name_skeleton_cased=name_skeleton_cased(username))
     )
     if exclude_id is not None:
         users = users.exclude(pk=exclude_id)

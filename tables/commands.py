@@ -6,19 +6,25 @@ build their serializers from the same classes (tables/api/seating.py), the bots 
 `to_wire()` of them, and docs/protocol.md lists them (a test checks the doc against
 `COMMANDS`). A command's fields are its dataclass fields: a field without a default is
 required; `argument` in a field's metadata names the service argument it fills when that
-differs; `cents` marks an amount of money in cents; `max_length` a string's longest
-(else `MAX_TEXT_CHARS`).
+differs; `cents` marks an amount of money in cents; `text` the `TextRule` of a string.
 
 On the wire a command is `{"cmd": name, "seq": n, ...fields}`; a field sent as null
 counts as absent, unknown fields are ignored, a field of the wrong JSON type (`true` is
-not a number), a string over `MAX_TEXT_CHARS` or a whole number outside ±`MAX_INT` is
-`malformed`. Checks of meaning (is it your turn, is the seat free) are the services'.
+not a number), a string longer than its rule allows or a whole number outside ±`MAX_INT`
+is `malformed`. Every string is then held to its field's rule before any service runs
+(issue #46, finding 1: a lone surrogate in a mute's player name reached PostgreSQL, and
+two of them paused the table): a short ASCII word (`action`, `mode`), an idempotency
+key, a screen name (`player`), a line of chat (`text`). None lets through a surrogate,
+a control or format character (NUL, a bidi override) or a line separator: each would
+fail in the database or disguise what the text says. Checks of meaning (is it your
+turn, is the seat free, is there such a player) are the services'.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -26,13 +32,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from accounts.models import User
+from accounts.names import SCREEN_NAME_MAX, screen_name_possible
+from cashier.idempotency import CLIENT_KEY_MAX
 from tables.services import advance, blind_options, chat, play, seating, top_up
 
-# Longest string field (`action`, `key`); the ledger keeps keys of up to 200 characters
-# and namespaces the client's one.
-MAX_TEXT_CHARS = 128
 # Whole numbers a command may carry (PostgreSQL bigint; cents, seats, turns all fit).
 MAX_INT = 2**63 - 1
+# How a refusal names the JSON type a field takes.
+JSON_TYPE_NAMES = {int: "a whole number", str: "a string", bool: "true or false"}
 
 
 class CommandError(Exception):
@@ -44,13 +51,86 @@ class CommandError(Exception):
         self.message = message
 
 
-def argument(name: str, *, cents: bool = False, default: Any = dataclasses.MISSING) -> Any:
-    """A field that fills the service argument `name` (`cents`: an amount of money)."""
-    return field(default=default, metadata={"argument": name, "cents": cents})
+@dataclass(frozen=True)
+class TextRule:
+    """What a string field may hold: at most `longest` characters (longer is refused
+    with `too_long`), and whatever `refusal` (the field's value -> why not, or None)
+    lets through. Every rule refuses surrogates, controls, format characters and
+    separators."""
+
+    longest: int
+    refusal: Callable[[str], CommandError | None]
+    too_long: str = "malformed"
+
+    def check(self, field_name: str, value: str) -> None:
+        """Raise `CommandError` unless `value` is a string this field takes."""
+        if len(value) > self.longest:
+            raise CommandError(
+                self.too_long, f'"{field_name}" is at most {self.longest} characters.'
+            )
+        refused = self.refusal(value)
+        if refused is not None:
+            raise refused
+
+
+def _word_refusal(value: str) -> CommandError | None:
+    if WORD_PATTERN.fullmatch(value):
+        return None
+    return CommandError("malformed", "Send a word of lower-case letters and underscores.")
+
+
+def _key_refusal(value: str) -> CommandError | None:
+    # As the cashier checks every client's key (cashier/idempotency.py), here before
+    # anything runs.
+    if value and value.isascii() and value.isprintable():
+        return None
+    return CommandError(
+        "idempotency_key_invalid",
+        f"The idempotency key must be printable ASCII, 1 to {CLIENT_KEY_MAX} characters.",
+    )
+
+
+def _screen_name_refusal(value: str) -> CommandError | None:
+    if screen_name_possible(value):
+        return None
+    return CommandError("no_such_player", "No player has that screen name.")
+
+
+def _chat_line_refusal(value: str) -> CommandError | None:
+    refused = chat.chat_text_refusal(value)
+    return None if refused is None else CommandError(refused.code, refused.message)
+
+
+WORD_PATTERN = re.compile(r"[a-z_]{1,32}")
+# `action` and `mode`: the service says which words it takes.
+WORD = TextRule(32, _word_refusal)
+# A client's idempotency key (cashier/idempotency.py namespaces it).
+KEY = TextRule(CLIENT_KEY_MAX, _key_refusal, too_long="idempotency_key_invalid")
+# Someone's screen name, as sign-up takes them (accounts/names.py).
+SCREEN_NAME = TextRule(SCREEN_NAME_MAX, _screen_name_refusal)
+# A line of chat (tables/services/chat.py says what it holds).
+CHAT_LINE = TextRule(chat.CHAT_MAX_CHARS, _chat_line_refusal)
+
+
+def argument(
+    name: str,
+    *,
+    cents: bool = False,
+    text: TextRule | None = None,
+    default: Any = dataclasses.MISSING,
+) -> Any:
+    """A field that fills the service argument `name` (`cents`: an amount of money;
+    `text`: the rule of a string)."""
+    return field(default=default, metadata={"argument": name, "cents": cents, "text": text})
 
 
 def cents(*, default: Any = dataclasses.MISSING) -> Any:
     return field(default=default, metadata={"cents": True})
+
+
+def text_field(rule: TextRule, *, default: Any = dataclasses.MISSING) -> Any:
+    """A string field held to `rule`."""
+    return field(default=default, metadata={"text": rule})
 
 
 @dataclass(frozen=True)
@@ -108,7 +188,7 @@ class Sit(Command):
     seat: int = argument("seat_number")
     buy_in: int = cents()
     post_big_blind: bool = False
-    key: str | None = None
+    key: str | None = text_field(KEY, default=None)
 
 
 @dataclass(frozen=True)
@@ -119,7 +199,7 @@ class TopUp(Command):
     service = staticmethod(seating.seat_top_up)
     keyed: ClassVar[bool] = True
     amount: int = cents()
-    key: str | None = None
+    key: str | None = text_field(KEY, default=None)
 
 
 @dataclass(frozen=True)
@@ -129,7 +209,7 @@ class Act(Command):
     name: ClassVar[str] = "act"
     service = staticmethod(play.hand_act)
     on_clock: ClassVar[bool] = True
-    action: str = argument("kind")
+    action: str = argument("kind", text=WORD)
     amount: int | None = None
     turn: int | None = None
 
@@ -171,7 +251,7 @@ class Advance(Command):
 
     name: ClassVar[str] = "advance"
     service = staticmethod(advance.seat_advance_set)
-    action: str | None = argument("kind", default=None)
+    action: str | None = argument("kind", text=WORD, default=None)
     amount: int | None = None
 
 
@@ -203,7 +283,7 @@ class Chat(Command):
 
     name: ClassVar[str] = "chat"
     service = staticmethod(chat.chat_send)
-    text: str = field(metadata={"max_length": chat.CHAT_MAX_CHARS})
+    text: str = text_field(CHAT_LINE)
 
 
 @dataclass(frozen=True)
@@ -212,7 +292,7 @@ class Mute(Command):
 
     name: ClassVar[str] = "mute"
     service = staticmethod(chat.chat_mute_set)
-    player: str
+    player: str = text_field(SCREEN_NAME)
     on: bool = argument("muted")
 
 
@@ -222,7 +302,7 @@ class AutoTopUpSet(Command):
 
     name: ClassVar[str] = "auto_top_up"
     service = staticmethod(top_up.auto_top_up_set)
-    mode: str
+    mode: str = text_field(WORD)
     big_blinds: int | None = None
 
 
@@ -279,18 +359,26 @@ def command_parse(content: dict[str, Any]) -> Command:
     for f in fields:
         value = content.get(f.name)
         if value is not None:
-            _field_check(f, value, field_type(cls, f))
+            field_check(f, value, field_type(cls, f))
             values[f.name] = value
     return cls(**values)
 
 
-def _field_check(f: dataclasses.Field[Any], value: Any, kind: type) -> None:
-    """A command field of the right JSON type, and within what the room can store."""
+def text_rule(f: dataclasses.Field[Any]) -> TextRule:
+    """The rule a string field is held to (every string field has one)."""
+    rule = f.metadata.get("text")
+    if not isinstance(rule, TextRule):
+        raise TypeError(f"the string field {f.name!r} has no TextRule")
+    return rule
+
+
+def field_check(f: dataclasses.Field[Any], value: Any, kind: type) -> None:
+    """A command field of the right JSON type, and within what the room can store and
+    show for what it is."""
     name = f.name
     if type(value) is not kind:
-        raise CommandError("malformed", f'"{name}" must be a {kind.__name__}.')
+        raise CommandError("malformed", f'"{name}" must be {JSON_TYPE_NAMES[kind]}.')
     if kind is int and not -MAX_INT <= value <= MAX_INT:
         raise CommandError("malformed", f'"{name}" is out of range.')
-    longest = f.metadata.get("max_length", MAX_TEXT_CHARS)
-    if kind is str and len(value) > longest:
-        raise CommandError("malformed", f'"{name}" is at most {longest} characters.')
+    if kind is str:
+        text_rule(f).check(name, value)

@@ -11,7 +11,8 @@ over the WebSocket.
 import dataclasses
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,7 +25,7 @@ from cashier.api.views import (
     cashier_exception_handler,
 )
 from tables import capacity
-from tables.commands import MAX_INT, MAX_TEXT_CHARS, Command, Leave, Sit, TopUp, field_type
+from tables.commands import Command, CommandError, Leave, Sit, TopUp, field_check, field_type
 from tables.exceptions import RoomBusy, TableBusy, TableError
 
 TABLE_ERROR_STATUS = {
@@ -56,27 +57,66 @@ def table_exception_handler(exc: Exception, context: dict[str, Any]) -> Response
     return cashier_exception_handler(exc, context)
 
 
+class CommandField(serializers.Field):
+    """A command's field held to the check the WebSocket holds it to (`field_check`): a
+    value of another JSON type (`"1"` for a number, `1` for a boolean), out of range or
+    refused by its text rule is a 400 with the check's reason and code."""
+
+    def __init__(self, *, command: type[Command], name: str, **kwargs: Any):
+        # (By name: DRF copies a field by calling this again with the same arguments.)
+        super().__init__(**kwargs)
+        self.command_field = next(f for f in dataclasses.fields(command) if f.name == name)
+        self.kind = field_type(command, self.command_field)
+
+    def to_internal_value(self, data: object) -> object:
+        try:
+            field_check(self.command_field, data, self.kind)
+        except CommandError as exc:
+            raise serializers.ValidationError(exc.message, code=exc.code) from exc
+        return data
+
+    def to_representation(self, value: object) -> object:
+        return value
+
+
+@extend_schema_field(OpenApiTypes.INT64)
+class CommandIntegerField(CommandField):
+    pass
+
+
+@extend_schema_field(OpenApiTypes.BOOL)
+class CommandBooleanField(CommandField):
+    pass
+
+
+@extend_schema_field(OpenApiTypes.STR)
+class CommandTextField(CommandField):
+    pass
+
+
+COMMAND_FIELDS: dict[type, type[CommandField]] = {
+    int: CommandIntegerField,
+    bool: CommandBooleanField,
+    str: CommandTextField,
+}
+
+
 def command_serializer(command: type[Command]) -> type[serializers.Serializer]:
     """A serializer of a table command's fields, as the WebSocket takes them (the key
-    travels in the Idempotency-Key header instead)."""
+    travels in the Idempotency-Key header instead, checked as the cashier checks every
+    key)."""
     fields: dict[str, serializers.Field] = {}
     for f in dataclasses.fields(command):
         if f.name == "key":
             continue
-        kind = field_type(command, f)
         options: dict[str, Any] = (
             {"required": True} if f.default is dataclasses.MISSING else {"default": f.default}
         )
         if f.metadata.get("cents"):
             fields[f.name] = CentsField(**options)
-        elif kind is int:
-            fields[f.name] = serializers.IntegerField(
-                min_value=-MAX_INT, max_value=MAX_INT, **options
-            )
-        elif kind is bool:
-            fields[f.name] = serializers.BooleanField(**options)
         else:
-            fields[f.name] = serializers.CharField(max_length=MAX_TEXT_CHARS, **options)
+            kind = COMMAND_FIELDS[field_type(command, f)]
+            fields[f.name] = kind(command=command, name=f.name, **options)
     return type(f"{command.__name__}Serializer", (serializers.Serializer,), fields)
 
 

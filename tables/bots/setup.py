@@ -30,7 +30,7 @@ from django.utils import timezone
 from django.utils.crypto import get_random_string
 
 from accounts.models import User
-from accounts.names import name_skeleton
+from accounts.names import name_skeleton, name_skeleton_cased
 from accounts.services import user_ensure
 from cashier.models import AccountKind, LedgerAccount
 from cashier.services import deposit_create
@@ -107,7 +107,12 @@ def _bot_users(names: list[str], password: str) -> list[User]:
     if missing:
         hashed = make_password(password)  # once, not once per player
         User.objects.bulk_create(
-            User(username=name, password=hashed, name_skeleton=name_skeleton(name))
+            User(
+                username=name,
+                password=hashed,
+                name_skeleton=name_skeleton(name),
+                name_skeleton_cased=name_skeleton_cased(name),
+            )
             for name in missing
         )
         existing.update((u.username, u) for u in User.objects.filter(username__in=missing))

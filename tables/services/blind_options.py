@@ -45,7 +45,12 @@ from tables.exceptions import (
 from tables.messages import BlindOptionAsked, BlindOptionsNote, BlindRequestsNote, SeatsChanged
 from tables.models import Seat, StakeLevel
 from tables.selectors import seats_public
-from tables.services.command import TableCommand, table_command
+from tables.services.command import (
+    TableCommand,
+    Unchanged,
+    table_command,
+    unchanged_before_lock,
+)
 from tables.services.dealing import NextHand, next_hand_outlook
 
 STRADDLE = "straddle"
@@ -106,12 +111,26 @@ def _wants(seat: Seat, kind: str) -> bool:
     return seat.wants_straddle if kind == STRADDLE else seat.wants_overblind
 
 
+def _nothing_to_cancel(
+    *, table_id: int, user: User, kind: str, wanted: bool
+) -> Unchanged[Seat] | None:
+    """A cancel of a request the seat never made changes nothing: answered without the
+    table's lock (read before it)."""
+    if wanted or kind not in KINDS:
+        return None
+    seat = Seat.objects.filter(table_id=table_id, player=user).first()
+    return None if seat is None or _wants(seat, kind) else Unchanged(seat)
+
+
+@unchanged_before_lock(_nothing_to_cancel)
 @table_command
 def seat_blind_option_set(cmd: TableCommand, *, user: User, kind: str, wanted: bool) -> Seat:
     """Ask for (`wanted`) or cancel a straddle or overblind for the next hand.
 
     Asking is refused with the reason when the option is not open to the seat (above);
-    cancelling always works. Either way the player's `blind_options` are announced.
+    cancelling always works. Either way the player's `blind_options` are announced, with
+    everyone told of the request; unless nothing changed (a cancel of nothing, a request
+    made again), which is answered and announced to nobody.
     """
     if kind not in KINDS:
         raise TableError(f"Ask for a {' or an '.join(KINDS)}, not {kind!r}.", code="malformed")
@@ -124,6 +143,8 @@ def seat_blind_option_set(cmd: TableCommand, *, user: User, kind: str, wanted: b
         )
         if refusal is not None:
             raise refusal
+    if _wants(seat, kind) == wanted:
+        return seat
     field = "wants_straddle" if kind == STRADDLE else "wants_overblind"
     setattr(seat, field, wanted)
     cmd.save_seat(seat, field)

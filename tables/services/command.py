@@ -1,7 +1,7 @@
 """The one envelope every table command runs in (STYLE §4, after Zulip's `do_*` actions).
 
-`@table_command` turns a function `f(cmd: TableCommand, **fields)` into the service
-`f(table_id=..., **fields)`. Each call:
+`@table_command` (and `@room_command`, below) turns a function `f(cmd: TableCommand,
+**fields)` into the service `f(table_id=..., **fields)`. Each call:
 
 1. opens one durable transaction and locks the table row (the one writer per table);
 2. hands the body a `TableCommand`: the locked table, its seats and the hand in progress
@@ -18,7 +18,8 @@
 
 Adding a command is one short function: check, then apply and emit.
 
-The envelope also keeps one broken table from hurting the room:
+The envelope also keeps one broken table from hurting the room, and no player from
+stopping a table:
 
 * A refusal (`TableError`, `CashierError`) is the command working as designed: it
   changes nothing, and neither counts as a failure nor clears one.
@@ -29,34 +30,54 @@ The envelope also keeps one broken table from hurting the room:
 * A database, Redis or broker outage is not the table's fault either: pausing every
   table during a restart of Redis would stop the room for no reason. It is re-raised
   untouched.
-* Nor is a value the database refuses (`DataError`: a NUL in a string, say) that the
-  checks let through: it came with the command, and counting it would let any viewer
-  pause a table by sending it twice. It is re-raised untouched (the consumer answers
-  `malformed`).
-* Any other exception is a bug that the same command will most likely hit again (a
-  hand the engine cannot move on, say). It is logged with the table id and counted on
-  the table, in a fresh transaction once the failing one rolled back; at
-  `FAILURES_BEFORE_PAUSE` in a row the table is paused with a reason that the admin and
-  /healthz show. A command that moves the table on (it published something) clears the
-  count (not the reason: an admin re-opens the table, see `table_failures_clear`). Chat
-  and a connection dropped or back publish without moving it on (`moves_on` off): the
-  players asking why a table is stuck must not keep it from being paused.
+* Any other exception is a bug, or an input the checks of tables/commands.py missed
+  (a lone surrogate psycopg cannot encode: issue #46, finding 1). Whose it is decides
+  what happens:
+
+  - Only a failure of **the room's own work** counts toward pausing the table. The
+    room's work is what moves a table on whoever is watching: the whole of the timer
+    loop's commands (`@room_command`: a turn's timeout, the deal it makes when one is
+    due), and, inside any command, the deal (`hand_start_if_ready`) and the settling of
+    a hand (`hands._hand_settle`), each marked with `cmd.room_work(...)`; and then the
+    writes and the COMMIT of a command that did such work. A player's last action can
+    settle the hand inside their own command: a failure there is the room's, since the
+    same hand would fail to settle whoever acted, and the timeout would meet it next.
+    It is logged with the table id and counted on the table, in a fresh transaction
+    once the failing one rolled back; at `FAILURES_BEFORE_PAUSE` in a row the table is
+    paused with a reason that the admin and the room's health report show. A command that
+    moves the table on (it published something) clears the count (not the reason: an
+    admin re-opens the table, see `table_failures_clear`). Chat and a connection
+    dropped or back publish without moving it on (`moves_on` off): the players asking
+    why a table is stuck must not keep it from being paused.
+  - A failure anywhere else, while a player's (or an admin's) command runs, is that
+    command's: it is logged with the table id and re-raised (the socket answers
+    `server_error`, or `malformed` for a value the database refused), and it is never
+    counted. Whatever a viewer sends, however often, no table pauses for it. A table
+    that is truly broken is still found: its next timeout or deal is the room's work,
+    and fails there.
+
+Commands that would change nothing (a straddle cancelled that nobody asked for, `sit_in`
+while in, a reconnect with no drop recorded) change nothing and publish nothing: no
+version is used and no viewer hears of them. Where a read before the lock can already
+tell (`unchanged_before_lock`), they do not even take the table's lock; the body still
+checks again under the lock, the read before it being only a shortcut.
 
 Commands never nest: the transaction is durable, so calling one inside another
 transaction is an error (except inside a test's own transaction, which Django allows).
 """
 
+import contextlib
 import functools
 import logging
-from collections.abc import Callable
-from typing import Concatenate, ParamSpec, TypeVar
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Concatenate, Generic, ParamSpec, TypeVar
 
 import psycopg.errors
 import redis.exceptions
 from django.conf import settings
 from django.db import (
     DatabaseError,
-    DataError,
     InterfaceError,
     OperationalError,
     models,
@@ -148,6 +169,41 @@ class TableCommand:
         self._messages: list[tuple[Body, dict[int, Body]]] = []
         # Whether what this command publishes shows the table working (see above).
         self.moves_on = True
+        # The room's own work this command did (its first), and the exception that
+        # escaped such work, with what it was (see above).
+        self.room_work_done: str | None = None
+        self._room_failure: tuple[str, BaseException] | None = None
+
+    # Whose work fails: the room's counts toward pausing the table (see above).
+
+    @contextlib.contextmanager
+    def room_work(self, what: str) -> Iterator[None]:
+        """Mark the block as the room's own work (`what`: "the deal", "settling the
+        hand"): an exception escaping it counts toward pausing the table, and so does
+        one in the command's writes afterwards."""
+        if self.room_work_done is None:
+            self.room_work_done = what
+        try:
+            yield
+        except BaseException as exc:
+            if self._room_failure is None:  # the innermost work says most
+                self._room_failure = (what, exc)
+            raise
+
+    def room_failure(self, error: BaseException) -> str | None:
+        """The room's work that `error` (what the command raised) escaped from; None
+        when it came from anywhere else (the player's part of the command)."""
+        if self._room_failure is None:
+            return None
+        what, escaped = self._room_failure
+        seen: set[int] = set()
+        cause: BaseException | None = error
+        while cause is not None and id(cause) not in seen:
+            if cause is escaped:
+                return what
+            seen.add(id(cause))
+            cause = cause.__cause__ or cause.__context__
+        return None
 
     # What the command reads: read with the lock; the hand's state parsed once, if asked.
 
@@ -320,17 +376,33 @@ class TableCommand:
 
 
 def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P, R]:
-    """Run `func` as a table command on the table of keyword `table_id` (see above)."""
+    """Run `func` as a table command on the table of keyword `table_id` (see above): a
+    player's or an admin's, whose failures count only inside the room's work it does."""
+    return _envelope(func, room=False)
+
+
+def room_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P, R]:
+    """Run `func` as a table command that is the room's own work from its lock to its
+    COMMIT (the timer loop's): any failure of it counts toward pausing the table."""
+    return _envelope(func, room=True)
+
+
+def _envelope(func: Callable[Concatenate[TableCommand, P], R], *, room: bool) -> Callable[P, R]:
+    name = func.__qualname__
 
     @functools.wraps(func)
     def command(*args: P.args, **kwargs: P.kwargs) -> R:
         table_id = kwargs.pop("table_id")
         outermost = not transaction.get_connection().in_atomic_block
+        cmd: TableCommand | None = None
         try:
             with transaction.atomic(durable=True):
                 cmd = TableCommand(table_lock(table_id=table_id))  # type: ignore[arg-type]
                 result = func(cmd, *args, **kwargs)
-                cmd.finish()
+                # The writes (and the COMMIT) of the room's work are the room's too.
+                done = cmd.room_work_done
+                with cmd.room_work(done) if done else contextlib.nullcontext():
+                    cmd.finish()
         except REFUSALS:
             raise
         except OperationalError as exc:
@@ -341,16 +413,49 @@ def table_command(func: Callable[Concatenate[TableCommand, P], R]) -> Callable[P
             raise  # an outage, as below
         except OUTAGES:
             raise
-        except DataError:
-            raise
         except Exception as exc:
-            logger.exception("table %s: %s failed", table_id, func.__qualname__)
+            work = cmd.room_failure(exc) if cmd is not None else None
+            if not room and work is None:
+                # The player's part of a command: theirs alone, never the table's.
+                logger.exception(
+                    "table %s: %s failed (not counted: not the room's work)", table_id, name
+                )
+                raise
+            what = name if work is None else f"{name} ({work})"
+            logger.exception("table %s: %s failed", table_id, what)
             if outermost and isinstance(table_id, int):
-                table_failure_record(table_id=table_id, command=func.__qualname__, error=exc)
+                table_failure_record(table_id=table_id, command=what, error=exc)
             raise
         return result
 
     return command
+
+
+@dataclass(frozen=True)
+class Unchanged(Generic[R]):
+    """What a command that would change nothing answers (see `unchanged_before_lock`)."""
+
+    result: R
+
+
+def unchanged_before_lock(
+    unchanged: Callable[P, Unchanged[R] | None],
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Answer a table command that would change nothing without its lock, when a read
+    before the lock can tell: `unchanged`, called with the command's own arguments,
+    returns `Unchanged(answer)` then, and None to run the command. The command's body
+    checks again under the lock (the table may have moved meanwhile): this is only a
+    shortcut, for commands a client may repeat at will (see above)."""
+
+    def decorate(command: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(command)
+        def service(*args: P.args, **kwargs: P.kwargs) -> R:
+            found = unchanged(*args, **kwargs)
+            return command(*args, **kwargs) if found is None else found.result
+
+        return service
+
+    return decorate
 
 
 def lock_not_available(exc: BaseException) -> bool:
@@ -362,7 +467,8 @@ def lock_not_available(exc: BaseException) -> bool:
 
 
 def table_failure_record(*, table_id: int, command: str, error: Exception) -> None:
-    """Count a failed command on the table; pause the table at the second in a row.
+    """Count a failure of the room's work on the table; pause the table at the second
+    in a row.
 
     Runs in its own transaction (the failing one has rolled back). Never raises: the
     caller re-raises the original error, which is the one worth seeing.

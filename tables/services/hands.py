@@ -10,6 +10,10 @@ asked to run it twice), then either starts the next turn (its deadline, which th
 loop watches), asks the players all-in whether to run it twice (a turn's deadline too),
 or settles the hand (stacks, rake to the house, leavers cashed out, the next deal due
 after the pause). All of them work inside a table command (tables/services/command.py).
+
+The deal and the settling are the room's own work (`cmd.room_work`), whichever command
+runs them, and `hand_start_due` is the timer loop's (`@room_command`): only their
+failures count toward pausing the table (tables/services/command.py says why).
 """
 
 import logging
@@ -34,7 +38,7 @@ from tables.services.blind_options import (
     blind_requests_answer,
     seats_announce,
 )
-from tables.services.command import TableCommand, table_command
+from tables.services.command import TableCommand, room_command
 from tables.services.config import stake_config
 from tables.services.dealing import deal_plan, kill_for_next_hand
 from tables.services.top_up import auto_top_up_after_hand
@@ -44,6 +48,11 @@ logger = logging.getLogger(__name__)
 
 def hand_start_if_ready(cmd: TableCommand) -> Hand | None:
     """Deal the next hand if the table may; return it (None when not dealt)."""
+    with cmd.room_work("the deal"):
+        return _hand_start(cmd)
+
+
+def _hand_start(cmd: TableCommand) -> Hand | None:
     table = cmd.table
     now = timezone.now()
     if table.status != TableStatus.OPEN or cmd.hand is not None:
@@ -106,7 +115,7 @@ def hand_start_if_ready(cmd: TableCommand) -> Hand | None:
     return hand
 
 
-@table_command
+@room_command
 def hand_start_due(cmd: TableCommand) -> Hand | None:
     """Deal the table's next hand if it may be dealt now (the timer loop's deal).
 
@@ -264,7 +273,13 @@ def turn_announce(cmd: TableCommand, *, reconnect_bonus_seconds: int | None = No
 
 
 def _hand_settle(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
-    """Stacks, rake to the house, leavers cashed out, sit-outs, the next hand scheduled."""
+    """Stacks, rake to the house, leavers cashed out, sit-outs, the next hand scheduled:
+    the room's work, whichever command's action ended the hand."""
+    with cmd.room_work("settling the hand"):
+        _hand_settle_now(cmd, hand=hand, state=state)
+
+
+def _hand_settle_now(cmd: TableCommand, *, hand: Hand, state: HandState) -> None:
     table = cmd.table
     result = state.result
     if result is None:

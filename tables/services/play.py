@@ -9,6 +9,7 @@ turn and came back before it ended the reconnect bonus, once per decision (RULES
 
 from datetime import timedelta
 
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import User
@@ -19,7 +20,13 @@ from tables.exceptions import IllegalTableAction, NotSeated, NotYourTurn, StaleC
 from tables.messages import SeatsChanged
 from tables.models import ProtectionUse, Seat
 from tables.selectors import seats_public
-from tables.services.command import TableCommand, table_command
+from tables.services.command import (
+    TableCommand,
+    Unchanged,
+    room_command,
+    table_command,
+    unchanged_before_lock,
+)
 from tables.services.hands import hand_continue, turn_announce
 
 ACTION_KINDS = {"fold", "check", "call", "bet_raise"}
@@ -100,7 +107,7 @@ def hand_run_twice(cmd: TableCommand, *, user: User, agree: bool, turn: int | No
     # (Else others are still to answer, on the same clock.)
 
 
-@table_command
+@room_command
 def turn_timeout(cmd: TableCommand, *, hand_id: int, turn: int) -> bool:
     """Apply RULES §5 to a turn whose time ran out. Returns True when it acted.
 
@@ -136,13 +143,24 @@ def turn_timeout(cmd: TableCommand, *, hand_id: int, turn: int) -> bool:
     return True
 
 
+def _no_drop_recorded(*, table_id: int, user: User) -> Unchanged[bool] | None:
+    """No drop of this player is recorded at the table (or they are not seated): a
+    reconnect has nothing to forget and no bonus to give, and takes no lock."""
+    dropped = Seat.objects.filter(table_id=table_id, player=user).filter(
+        Q(dropped_at__isnull=False) | Q(dropped_turn__isnull=False)
+    )
+    return None if dropped.exists() else Unchanged(False)
+
+
+@unchanged_before_lock(_no_drop_recorded)
 @table_command
 def seat_reconnected(cmd: TableCommand, *, user: User) -> bool:
     """Grant the reconnect bonus if this player's connection dropped during this very turn,
     their own (RULES §5, finer point 10). Any recorded drop is forgotten: they are back.
 
     A drop is what `seat_disconnected` recorded; a second tab opened while the first is
-    still connected finds none, and gets no bonus.
+    still connected finds none, and gets no bonus. With no drop recorded nothing changes
+    and nothing is published (nor is the table locked: `_no_drop_recorded`).
     """
     cmd.moves_on = False  # a player back, even with the bonus, is not the table working
     seat = cmd.seat_of(user)

@@ -8,6 +8,7 @@ always equals the sum of the seats' `stack`, because stacks only change when a h
 settled.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from accounts.models import User
@@ -30,7 +31,12 @@ from tables.ledger import table_account_ensure, table_account_get
 from tables.models import Departure, Seat, SeatStatus, Table, TableStatus
 from tables.selectors import buy_in_limits, rathole_departure, table_and_key_unused
 from tables.services.blind_options import seats_announce
-from tables.services.command import TableCommand, table_command
+from tables.services.command import (
+    TableCommand,
+    Unchanged,
+    table_command,
+    unchanged_before_lock,
+)
 from tables.services.hands import hand_continue, hand_start_mark_due, seat_remove
 
 
@@ -264,12 +270,30 @@ def seat_top_up(cmd: TableCommand, *, user: User, amount: int, idempotency_key: 
     return seat
 
 
+def _seat_unless(test: Callable[[Seat], bool], *, table_id: int, user: User) -> Seat | None:
+    """The player's seat at the table when `test` says a command would leave it as it
+    is (read before the table's lock: `unchanged_before_lock`)."""
+    seat = Seat.objects.filter(table_id=table_id, player=user).first()
+    return seat if seat is not None and test(seat) else None
+
+
+def _sitting_out_already(*, table_id: int, user: User) -> Unchanged[Seat] | None:
+    seat = _seat_unless(lambda s: s.status == SeatStatus.SITTING_OUT, table_id=table_id, user=user)
+    return None if seat is None else Unchanged(seat)
+
+
+@unchanged_before_lock(_sitting_out_already)
 @table_command
 def seat_sit_out(cmd: TableCommand, *, user: User) -> Seat:
-    """Stop being dealt in: at once between hands, after the hand when in one."""
+    """Stop being dealt in: at once between hands, after the hand when in one. Asked
+    again, nothing changes and nothing is announced."""
     seat = _seat_of(cmd, user)
     if cmd.dealt_in(seat):
+        if seat.sit_out_after_hand:
+            return seat
         seat.sit_out_after_hand = True
+    elif seat.status == SeatStatus.SITTING_OUT:
+        return seat
     else:
         seat.status = SeatStatus.SITTING_OUT
     cmd.save_seat(seat, "status", "sit_out_after_hand")
@@ -277,11 +301,39 @@ def seat_sit_out(cmd: TableCommand, *, user: User) -> Seat:
     return seat
 
 
+def _sit_in_changes(seat: Seat, *, post_big_blind: bool) -> bool:
+    """Whether `sit_in` changes the seat: back from sitting out, a big blind asked for
+    while waiting, a sit-out after the hand called off, or a count of timeouts cleared."""
+    asks_blind = seat.status == SeatStatus.WAITING and post_big_blind and not seat.post_big_blind
+    return (
+        seat.status == SeatStatus.SITTING_OUT
+        or asks_blind
+        or seat.sit_out_after_hand
+        or seat.consecutive_timeouts > 0
+    )
+
+
+def _sitting_in_already(
+    *, table_id: int, user: User, post_big_blind: bool = False
+) -> Unchanged[Seat] | None:
+    seat = _seat_unless(
+        lambda s: not _sit_in_changes(s, post_big_blind=post_big_blind),
+        table_id=table_id,
+        user=user,
+    )
+    return None if seat is None else Unchanged(seat)
+
+
+@unchanged_before_lock(_sitting_in_already)
 @table_command
 def seat_sit_in(cmd: TableCommand, *, user: User, post_big_blind: bool = False) -> Seat:
     """Come back: like a newcomer, wait for the big blind or post one (RULES §4). A player
-    already waiting for the big blind may ask to post one now instead."""
+    already waiting for the big blind may ask to post one now instead. A player already
+    in changes nothing, and nothing is announced."""
     seat = _seat_of(cmd, user)
+    if not _sit_in_changes(seat, post_big_blind=post_big_blind):
+        return seat
+    shown = (seat.status, seat.post_big_blind, seat.sit_out_after_hand)
     seat.sit_out_after_hand = False
     seat.consecutive_timeouts = 0
     coming_back = seat.status == SeatStatus.SITTING_OUT
@@ -293,7 +345,9 @@ def seat_sit_in(cmd: TableCommand, *, user: User, post_big_blind: bool = False) 
     elif seat.status == SeatStatus.WAITING and post_big_blind:
         seat.post_big_blind = True
     cmd.save_seat(seat, "status", "post_big_blind", "sit_out_after_hand", "consecutive_timeouts")
-    seats_announce(cmd)
+    if (seat.status, seat.post_big_blind, seat.sit_out_after_hand) != shown:
+        # (A count of timeouts cleared alone is nobody else's business.)
+        seats_announce(cmd)
     if coming_back:
         # Only a player back from sitting out can make a hand possible; a repeated
         # "I'm back" must not queue a hand start each time.
@@ -301,21 +355,30 @@ def seat_sit_in(cmd: TableCommand, *, user: User, post_big_blind: bool = False) 
     return seat
 
 
+def _leaving_already(*, table_id: int, user: User) -> Unchanged[bool] | None:
+    seat = _seat_unless(lambda s: s.leave_after_hand, table_id=table_id, user=user)
+    return None if seat is None else Unchanged(False)
+
+
+@unchanged_before_lock(_leaving_already)
 @table_command
 def seat_leave(cmd: TableCommand, *, user: User) -> bool:
     """Leave the table; the whole stack goes back to the wallet.
 
     A player dealt into the hand in progress leaves when it ends (folding when the action
     reaches them, refusing to run it twice when asked). Returns True when they left at
-    once.
+    once. Asked again meanwhile, nothing changes and nothing is announced.
     """
     seat = _seat_of(cmd, user)
     if cmd.dealt_in(seat):
-        seat.leave_after_hand = True
-        cmd.save_seat(seat, "leave_after_hand")
         agreement = cmd.state.run_twice
         asked = agreement is not None and seat.number in agreement.undecided
-        if cmd.state.actor == seat.number or asked:
+        on_turn = cmd.state.actor == seat.number or asked
+        if seat.leave_after_hand and not on_turn:
+            return False
+        seat.leave_after_hand = True
+        cmd.save_seat(seat, "leave_after_hand")
+        if on_turn:
             hand_continue(cmd)  # (folds, or refuses to run it twice, for them now)
         else:
             seats_announce(cmd)

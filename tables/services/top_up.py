@@ -24,7 +24,13 @@ from tables.ledger import table_account_ensure
 from tables.messages import AutoTopUpNote
 from tables.models import AutoTopUp, PlayerSettings, Seat, StakeLevel
 from tables.services.blind_options import seats_announce
-from tables.services.command import TableCommand, lock_not_available, table_command
+from tables.services.command import (
+    TableCommand,
+    Unchanged,
+    lock_not_available,
+    table_command,
+    unchanged_before_lock,
+)
 
 # The most big blinds `below` can name (far above any maximum buy-in).
 BELOW_MAX = 1000
@@ -90,11 +96,41 @@ def auto_top_up_after_hand(cmd: TableCommand, seats: list[Seat]) -> dict[int, Au
     return notes
 
 
+def _order_as_asked(mode: str, big_blinds: int | None) -> tuple[str, int]:
+    return mode, big_blinds if mode == AutoTopUp.BELOW and big_blinds is not None else 0
+
+
+def _order_of(settings: PlayerSettings | None) -> tuple[str, int]:
+    if settings is None:  # nobody gave one: off
+        return AutoTopUp.OFF, 0
+    return settings.auto_top_up, settings.auto_top_up_below
+
+
+def _order_unchanged_elsewhere(
+    *, table_id: int, user: User, mode: str, big_blinds: int | None = None
+) -> Unchanged[PlayerSettings] | None:
+    """The order the player has already, given from a table they do not sit at (where
+    nothing is due): nothing changes, answered without the table's lock (read before
+    it). A player seated there goes on: the order may be due now."""
+    settings = PlayerSettings.objects.filter(user=user).first()
+    if _order_of(settings) != _order_as_asked(mode, big_blinds):
+        return None
+    if Seat.objects.filter(table_id=table_id, player=user).exists():
+        return None
+    return Unchanged(settings or PlayerSettings(user=user))
+
+
+@unchanged_before_lock(_order_unchanged_elsewhere)
 @table_command
 def auto_top_up_set(
     cmd: TableCommand, *, user: User, mode: str, big_blinds: int | None = None
 ) -> PlayerSettings:
-    """Give (or with `off`, cancel) the order; carried out at once when between hands."""
+    """Give (or with `off`, cancel) the order; carried out at once when between hands.
+
+    The order given again is not written again. Seated here between hands, it runs
+    (the wallet may have been funded since, and the player is told what it added, if
+    anything was due); anywhere else it changes nothing, publishes nothing and takes
+    no lock (`_order_unchanged_elsewhere`)."""
     if mode not in AutoTopUp.values:
         raise TableError(
             f"Auto top-up is one of {', '.join(AutoTopUp.values)}, not {mode!r}.",
@@ -104,15 +140,17 @@ def auto_top_up_set(
         raise TableError(
             f"Say below how many big blinds (1 to {BELOW_MAX}) to top up.", code="bad_amount"
         )
-    # One row per player, whatever table the order comes from: two first orders at once
-    # (two tables, two locks) must not both insert it.
-    settings, _ = PlayerSettings.objects.update_or_create(
-        user=user,
-        defaults={
-            "auto_top_up": mode,
-            "auto_top_up_below": big_blinds if mode == AutoTopUp.BELOW else 0,
-        },
-    )
+    order = _order_as_asked(mode, big_blinds)
+    settings = PlayerSettings.objects.filter(user=user).first()
+    changed = _order_of(settings) != order
+    if changed:
+        # One row per player, whatever table the order comes from: two first orders at
+        # once (two tables, two locks) must not both insert it.
+        settings, _ = PlayerSettings.objects.update_or_create(
+            user=user, defaults={"auto_top_up": order[0], "auto_top_up_below": order[1]}
+        )
+    elif settings is None:  # "off", never given: nothing to write
+        settings = PlayerSettings(user=user)
     seat = cmd.seat_of(user)
     if seat is None or cmd.dealt_in(seat) or seat.leave_after_hand:
         return settings

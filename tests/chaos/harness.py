@@ -9,11 +9,18 @@ read the real ledger and the real tables after every step:
   began) equal what its players deposited, measured on the ledger itself;
 - `table_checks`: each table's ledger account equals its seats' stacks and the hand in
   progress holds exactly the chips it was dealt; a hand in progress is never over and
-  always has an actor with at least one legal action and a deadline; no table is paused
-  or carries a failure unless the machine asked for it;
+  always has an actor with at least one legal action and a deadline;
+- `tables_not_paused`: no table is paused or carries a failure unless the machine asked
+  for it (paused it, or broke it on purpose), whatever the players sent (issue #46:
+  only the room's own failures pause a table);
 - `secrecy_check_snapshot` / `secrecy_check_message`: a viewer never sees another
   player's hole cards before they are shown, in a snapshot or in a message meant for
   them.
+
+`hostile_text()` is what a hostile client puts in a text field (issue #46): lone
+surrogates, NUL and other controls, bidi overrides, line separators, piled marks, 10k
+characters, and any string at all, surrogates included. The machines draw it, now and
+then, for every text field of every command.
 
 Sizes come from the environment (CHAOS_EXAMPLES, CHAOS_STEPS) so that `make test` stays
 short and a long run explores more.
@@ -30,6 +37,7 @@ from typing import Any
 from django.db.models import Sum
 from django.test import TransactionTestCase
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
 
 from accounts.models import User
 from cashier.audit import ledger_audit
@@ -47,6 +55,57 @@ CARD = re.compile(r"\A[2-9TJQKA][cdhs]\Z")
 ROOM_KEY_SHAPES = ("hand:{hand}:rake", "leave:seat:{seat}", "withdrawal:{withdrawal}:settle")
 STARTING_DEPOSIT = 100_000
 _worlds = itertools.count(1)
+# What a hostile client sends in a text field (issue #46, finding 1 and after).
+HOSTILE_STRINGS = (
+    "\ud800",  # the finding's lone surrogate
+    "a\udfffb",
+    "nul\x00",
+    "bell\x07",
+    "\u202eevil",  # a right-to-left override
+    "zero\u200bwidth",
+    "\ufeff",
+    "line\u2028break",
+    "para\u2029graph",
+    "z" + "\u0301\u0302\u0303\u0304" * 10,  # "Zalgo"
+    "e\u0301\u0301",
+    "",
+    "   ",
+    "x" * 10_000,
+    "y" * 151,
+    "fold ",
+    "FOLD",
+    "' OR 1=1 --",
+    '{"cmd": "leave"}',
+)
+
+
+# The categories of characters no text field takes (each drawn as often as the others:
+# by code points, surrogates would be rare beside the unassigned and private ones).
+UNSAFE_CATEGORIES = ("Cs", "Cc", "Cf", "Zl", "Zp", "Co", "Cn")
+
+
+def hostile_text() -> st.SearchStrategy[str]:
+    """A string a hostile client sends: one of the known bad ones, any text with one
+    character of an unsafe category in it, or any string at all (surrogates, controls
+    and separators included)."""
+    unsafe = st.sampled_from(UNSAFE_CATEGORIES).flatmap(
+        lambda category: st.characters(categories=[category])
+    )
+    return st.one_of(
+        st.sampled_from(HOSTILE_STRINGS),
+        st.builds(
+            lambda head, char, tail: head + char + tail,
+            st.text(max_size=20),
+            unsafe,
+            st.text(max_size=20),
+        ),
+        st.text(st.characters(exclude_categories=()), max_size=300),
+    )
+
+
+def sometimes_hostile(usual: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Mostly `usual`, now and then a hostile string."""
+    return st.one_of(usual, usual, usual, hostile_text())
 
 
 def chaos_settings(*, examples: int, steps: int) -> settings:
@@ -182,6 +241,27 @@ def ledger_checks(world: World) -> None:
     assert (inside or 0) == -_system_balance(AccountKind.CLEARING)
 
 
+def tables_not_paused(world: World) -> None:
+    """No table is paused, nor counts a failure, unless the machine broke it on purpose
+    (then only the room's own work on it counts) or an admin paused it."""
+    for table in Table.objects.filter(pk__in=[t.pk for t in world.tables]):
+        if table.pk in world.broken:
+            continue
+        assert table.failure_count == 0 and not table.paused_reason, (
+            f"table {table.pk} failing by itself: {table.failure_count} {table.paused_reason!r}"
+        )
+        if table.status != TableStatus.OPEN:
+            assert world.asked_status.get(table.pk) == table.status, (
+                f"table {table.pk} is {table.status} but nobody asked for it"
+            )
+
+
+def failure_counts(world: World) -> dict[int, int]:
+    """Each table's count of failures in a row."""
+    tables = Table.objects.filter(pk__in=[t.pk for t in world.tables])
+    return dict(tables.values_list("pk", "failure_count"))
+
+
 def table_checks(world: World) -> None:
     for stale in world.tables:
         table = Table.objects.get(pk=stale.pk)
@@ -191,14 +271,6 @@ def table_checks(world: World) -> None:
             f"table {table.pk}: account {table_account(table)} != seats "
             f"{sum(s.stack for s in seats)}"
         )
-        if table.pk not in world.broken:
-            assert table.failure_count == 0 and not table.paused_reason, (
-                f"table {table.pk} failing by itself: {table.failure_count} {table.paused_reason!r}"
-            )
-            if table.status != TableStatus.OPEN:
-                assert world.asked_status.get(table.pk) == table.status, (
-                    f"table {table.pk} is {table.status} but nobody asked for it"
-                )
         live = live_hand(table)
         if live is None:
             continue

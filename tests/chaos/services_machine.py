@@ -16,15 +16,23 @@ The rules are everything a player, the clock or an admin can do, in any order:
 - the clock: a turn's timeout fired early, late, or for a stale turn, the next hand dealt
   when due, a pass of the timer loop (`timers_run_due` called directly);
 - the admin: pause, close, re-open; and a fault injected into one table (its hand state
-  cannot be loaded), which must be isolated: the table is paused after two failures, the
-  timer loop's pass goes on with the others, and a re-open after the repair plays on.
+  cannot be loaded), which must be isolated: the table is paused after two failures of
+  the room's own work on it (a timeout, a deal, a timer pass), the timer loop's pass
+  goes on with the others, and a re-open after the repair plays on;
+- hostile strings (`harness.hostile_text`: lone surrogates, NUL, bidi overrides, line
+  separators, piled marks, 10k characters, any string) now and then in every text a
+  command carries: the action of an act or an advance, the auto top-up's mode, a line
+  of chat, the player to mute, the idempotency keys (issue #46).
 
 What the rules expect is strict where the rules say what must happen: a legal action on
 one's turn is carried out; an illegal one is refused with a `TableError`; a seated player
 can always leave; a replayed key returns what it did the first time (the same seat) or
 `idempotency_key_reused`, and never moves a chip; a timeout, a deal and a timer pass
 never raise. Elsewhere a refusal (`TableError`, `CashierError`) is fine; any other exception
-is a bug, except on a table the machine broke on purpose.
+is a bug, except on a table the machine broke on purpose. A player's (or an admin's)
+command never adds to a table's count of failures, even on a broken table: only the
+room's own work counts (issue #46); and after every step no table is paused or failing
+that the machine did not pause or break (`harness.tables_not_paused`).
 
 No timer loop runs (tests/chaos/conftest.py): the machine times out turns and deals
 itself, so time passes only when it says so. The messages the services publish are
@@ -47,7 +55,7 @@ from tables.engine.actions import Action
 from tables.exceptions import TableError
 from tables.models import Hand, Seat, Table, TableStatus
 from tables.selectors import table_snapshot
-from tables.services import advance, chat, play, seating, top_up
+from tables.services import advance, blind_options, chat, play, seating, top_up
 from tables.services.admin import table_status_set
 from tables.services.hands import hand_start_due
 from tables.timers import timers_run_due
@@ -111,9 +119,20 @@ class ServicesMachine(RuleBasedStateMachine):
 
     # -- helpers ----------------------------------------------------------------------
 
-    def attempt(self, table: Table | None, call):
+    def attempt(self, table: Table | None, call, *, room: bool = False):
         """Run a command: (True, result) or (False, the refusal). Any other exception is a
-        bug, unless it is the fault injected into a table the machine broke."""
+        bug, unless it is the fault injected into a table the machine broke. Unless it is
+        the room's own work (`room`: the clock's), it counts toward no table's pause."""
+        counts = harness.failure_counts(self.world)
+        try:
+            return self._attempt(table, call)
+        finally:
+            if not room:
+                after = harness.failure_counts(self.world)
+                grown = {pk: n for pk, n in after.items() if n > counts.get(pk, 0)}
+                assert not grown, f"a player's command counted toward pausing {grown}"
+
+    def _attempt(self, table: Table | None, call):
         with faults_armed(self.world.broken):
             try:
                 result = call()
@@ -134,10 +153,16 @@ class ServicesMachine(RuleBasedStateMachine):
     def key(self, user, command: str, raw: str) -> str:
         return client_idempotency_key(channel="api", user_id=user.pk, command=command, key=raw)
 
-    def raw_key(self, data) -> str:
-        shape = data.draw(st.sampled_from(("fresh", *harness.ROOM_KEY_SHAPES)))
+    def raw_key(self, data, *, hostile: bool = False) -> str:
+        """A client's key: fresh, shaped like the room's own, or (`hostile`: only where
+        the key is checked inside the command's attempt) now and then a hostile string."""
+        shapes = ("fresh", *harness.ROOM_KEY_SHAPES, *(("hostile",) if hostile else ()))
+        shape = data.draw(st.sampled_from(shapes))
         if shape == "fresh":
             return uuid.uuid4().hex
+        if shape == "hostile":
+            STATS.note("hostile key")
+            return data.draw(harness.hostile_text())
         return shape.format(
             hand=(Hand.objects.order_by("-pk").values_list("pk", flat=True).first() or 1),
             seat=(Seat.objects.order_by("-pk").values_list("pk", flat=True).first() or 1),
@@ -200,7 +225,7 @@ class ServicesMachine(RuleBasedStateMachine):
     def sit(self, data, number: int, amount: int, post: bool) -> None:
         table = data.draw(st.sampled_from(self.world.tables))
         user = data.draw(st.sampled_from(self.world.people))
-        raw = self.raw_key(data)
+        raw = self.raw_key(data, hostile=True)
         replay = self.used(user, "sit", raw)
         before = harness.wallet(user)
         ok, seat = self.attempt(
@@ -215,7 +240,9 @@ class ServicesMachine(RuleBasedStateMachine):
             ),
         )
         if user == self.world.staff:
-            assert not ok and seat.code == "cannot_play", f"staff sat down: {seat}"
+            # (A hostile key is refused first, before anyone's rights are looked at.)
+            refusals = ("cannot_play", "idempotency_key_invalid", "idempotency_key_missing")
+            assert not ok and seat.code in refusals, f"staff sat down: {seat}"
         if ok and not replay:
             assert seat.stack == amount and harness.wallet(user) == before - amount
             self.sits.append(KeyUse(raw, table, user, amount, number, seat.pk))
@@ -270,7 +297,7 @@ class ServicesMachine(RuleBasedStateMachine):
     def top_up(self, data, amount: int) -> None:
         table = data.draw(st.sampled_from(self.world.tables))
         user = self.someone_at(data, table)
-        raw = self.raw_key(data)
+        raw = self.raw_key(data, hostile=True)
         replay = self.used(user, "top_up", raw)
         before = harness.wallet(user)
         seat_before = self.seat_of(table, user)
@@ -346,7 +373,9 @@ class ServicesMachine(RuleBasedStateMachine):
         data=st.data(),
         what=st.sampled_from(("sit_out", "sit_in", "advance")),
         post=st.booleans(),
-        kind=st.sampled_from(("fold", "check", "check_fold", "call", "bet_raise", None, "x")),
+        kind=harness.sometimes_hostile(
+            st.sampled_from(("fold", "check", "check_fold", "call", "bet_raise", None, "x"))
+        ),
         amount=st.sampled_from((None, 0, 400, 1_000, 10**12, "9")),
     )
     @counted
@@ -372,14 +401,18 @@ class ServicesMachine(RuleBasedStateMachine):
     @rule(
         data=st.data(),
         what=st.sampled_from(("auto_top_up", "chat", "mute")),
-        mode=st.sampled_from(("off", "max", "below", "always")),
+        mode=harness.sometimes_hostile(st.sampled_from(("off", "max", "below", "always"))),
         big_blinds=st.sampled_from((None, 0, 1, 30, 1_000, 10**6)),
-        text=st.sampled_from(("gl", "", " ", "x" * 201, "nul\x00", "ok " * 60)),
+        text=harness.sometimes_hostile(
+            st.sampled_from(("gl", "", " ", "x" * 201, "nul\x00", "ok " * 60))
+        ),
+        name=st.one_of(st.none(), harness.hostile_text()),
     )
     @counted
-    def extras(self, data, what: str, mode: str, big_blinds, text: str) -> None:
+    def extras(self, data, what: str, mode: str, big_blinds, text: str, name) -> None:
         """The regulars' extras: an auto top-up order (it moves chips between hands and
-        at every settling after), a line of chat, a mute."""
+        at every settling after), a line of chat, a mute (of a player, or now and then
+        of a hostile string)."""
         table = data.draw(st.sampled_from(self.world.tables))
         user = self.someone_at(data, table)
         if what == "auto_top_up":
@@ -392,13 +425,39 @@ class ServicesMachine(RuleBasedStateMachine):
         elif what == "chat":
             self.attempt(table, lambda: chat.chat_send(table_id=table.pk, user=user, text=text))
         else:
-            other = data.draw(st.sampled_from(self.world.people))
-            self.attempt(
+            player = data.draw(st.sampled_from(self.world.people)).username
+            muted = data.draw(st.booleans())
+            ok, _ = self.attempt(
                 table,
                 lambda: chat.chat_mute_set(
-                    table_id=table.pk, user=user, player=other.username, muted=True
+                    table_id=table.pk,
+                    user=user,
+                    player=player if name is None else name,
+                    muted=muted,
                 ),
             )
+            if name is not None:
+                assert not ok, f"a mute of {name[:40]!r} was taken"
+
+    @rule(
+        data=st.data(),
+        kind=st.sampled_from((blind_options.STRADDLE, blind_options.OVERBLIND)),
+        wanted=st.booleans(),
+    )
+    @counted
+    def blind_option(self, data, kind: str, wanted: bool) -> None:
+        """A straddle or an overblind asked for or cancelled (cancelled when nothing was
+        asked: a command that changes nothing)."""
+        table = data.draw(st.sampled_from(self.world.tables))
+        user = self.someone_at(data, table)
+        ok, result = self.attempt(
+            table,
+            lambda: blind_options.seat_blind_option_set(
+                table_id=table.pk, user=user, kind=kind, wanted=wanted
+            ),
+        )
+        if not wanted and self.healthy(table) and self.seat_of(table, user) is not None:
+            assert ok, f"cancelling a {kind} was refused: {result!r}"
 
     # -- playing --------------------------------------------------------------------------
 
@@ -505,7 +564,7 @@ class ServicesMachine(RuleBasedStateMachine):
             if how == "stale_turn":
                 turn = hand.turn_version - data.draw(st.integers(1, 3))
             elif how == "odd_kind":
-                kind = data.draw(st.sampled_from(ODD_KINDS))
+                kind = data.draw(st.one_of(st.sampled_from(ODD_KINDS), harness.hostile_text()))
             elif how == "odd_amount":
                 kind = "bet_raise"
                 amount = data.draw(st.sampled_from(BET_AMOUNTS + ODD_AMOUNTS))
@@ -544,6 +603,7 @@ class ServicesMachine(RuleBasedStateMachine):
         ok, acted = self.attempt(
             table,
             lambda: play.turn_timeout(table_id=table.pk, hand_id=hand.pk, turn=hand.turn_version),
+            room=True,
         )
         if self.healthy(table):
             assert ok, f"a timeout failed: {acted!r}"
@@ -561,13 +621,15 @@ class ServicesMachine(RuleBasedStateMachine):
         table_id, hand_id, turn = data.draw(st.sampled_from(mine))
         table = next(t for t in self.world.tables if t.pk == table_id)
         ok, result = self.attempt(
-            table, lambda: play.turn_timeout(table_id=table_id, hand_id=hand_id, turn=turn)
+            table,
+            lambda: play.turn_timeout(table_id=table_id, hand_id=hand_id, turn=turn),
+            room=True,
         )
         if self.healthy(table):
             assert ok, f"a stale timeout failed: {result!r}"
 
     def _deal(self, table: Table) -> None:
-        ok, result = self.attempt(table, lambda: hand_start_due(table_id=table.pk))
+        ok, result = self.attempt(table, lambda: hand_start_due(table_id=table.pk), room=True)
         if ok and result is not None:
             STATS.note("hand dealt")
         if self.healthy(table):
@@ -637,6 +699,12 @@ class ServicesMachine(RuleBasedStateMachine):
     def tables_consistent_and_alive(self) -> None:
         if hasattr(self, "world"):
             harness.table_checks(self.world)
+
+    @invariant()
+    @checked
+    def no_table_paused_or_failing_by_itself(self) -> None:
+        if hasattr(self, "world"):
+            harness.tables_not_paused(self.world)
 
     @invariant()
     @checked

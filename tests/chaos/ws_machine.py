@@ -9,7 +9,11 @@ fresh, replayed and room-shaped keys, legal and illegal acts, leave, sit out and
 advance actions, snapshot), malformed frames (bad JSON, binary, over-long, nested past
 the parser, unknown commands, wrong types, keys too long or with NUL), a command that
 meets a database fault, and the clock and the cashier driven directly (a turn's timeout,
-the next deal, a withdrawal requested and decided by staff).
+the next deal, a withdrawal requested and decided by staff). Hostile strings
+(`harness.hostile_text`: lone surrogates, NUL, bidi overrides, line separators, piled
+marks, 10k characters, any string) and wrong JSON types go now and then into every
+field of every command, chat, mute, auto top-up, straddle and overblind included
+(issue #46): each is answered `ack` or `error`, never `server_error`.
 
 Checked on every frame: exactly one answer, an `ack` or an `error` with a code (never a
 second one later); the socket is never closed by the server except with a code the
@@ -18,13 +22,14 @@ player's leave is acked, a replayed sit is answered as the first time or refused
 `idempotency_key_reused`; a connect extends the turn only for a player whose last
 socket dropped during that very turn, their own (the reconnect bonus). After every
 step: nobody received a card they may not see, the ledger audit is clean and the chips
-are conserved (tests/chaos/harness.py).
+are conserved, and no table is paused or counts a failure (tests/chaos/harness.py).
 
 Every socket is disconnected in teardown, and the test's own event loop is closed only
 when no task of it is left (a leaked channel-layer receive would poison later tests).
 """
 
 import asyncio
+import dataclasses
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -43,7 +48,7 @@ from cashier import services as cashier
 from cashier.exceptions import CashierError
 from cashier.models import Withdrawal, WithdrawalStatus
 from poker_room.asgi import application
-from tables import commands
+from tables import commands, consumers
 from tables.bots.player import frame_messages
 from tables.engine.actions import Action
 from tables.models import Hand, Seat
@@ -53,6 +58,22 @@ from tests.chaos import harness
 from tests.chaos.recording import RECORDED
 from tests.chaos.stats import STATS, checked, counted
 
+# What the key checks answer a hostile key with (before any other refusal).
+KEY_REFUSALS = ("malformed", "frame_too_large", "idempotency_key_invalid")
+# Values of the other fields when one is hostile (`hostile_frame`): refused by the
+# rules if the frame ever got past its hostile field (seat 7 of 6, a stale turn).
+BENIGN: dict[type, Any] = {int: 7, bool: False, str: "x"}
+BENIGN_TEXT = {"action": "call", "mode": "off", "player": "nobody", "text": "gl", "key": "k"}
+# Every text field of every command: (command, field).
+TEXT_FIELDS = sorted(
+    (name, f.name)
+    for name, cls in commands.COMMANDS.items()
+    for f in dataclasses.fields(cls)
+    if commands.field_type(cls, f) is str
+)
+# Values of a JSON type a field does not take, or out of its range (a value of the
+# field's own type is drawn now and then, and must be answered calmly too).
+WRONG_JSON = st.sampled_from((5, 1.5, True, "1", 2**64, -(2**63), [1, "a"], {"a": {"b": [None]}}))
 # Close codes the consumer documents (tables/consumers.py): no such table, try again,
 # too many sockets or too fast (a few players' steps stay far below those limits).
 DOCUMENTED_CLOSES = {4404, 1013, 4429}
@@ -262,9 +283,19 @@ class WebSocketMachine(RuleBasedStateMachine):
 
     def command(self, sock: Socket, cmd: str, **fields: Any) -> dict[str, Any]:
         sock.seq += 1
-        answer = self.run(self._frame(sock, json.dumps({"cmd": cmd, "seq": sock.seq, **fields})))
-        assert answer.get("seq") == sock.seq, f"answer to {sock.seq} was {answer}"
+        text = json.dumps({"cmd": cmd, "seq": sock.seq, **fields})
+        answer = self.run(self._frame(sock, text))
+        if len(text) > consumers.MAX_FRAME_CHARS:  # refused unread: its seq is unknown
+            assert (answer.get("code"), answer.get("seq")) == ("frame_too_large", None), answer
+        else:
+            assert answer.get("seq") == sock.seq, f"answer to {sock.seq} was {answer}"
         return answer
+
+    def answered_calmly(self, answer: dict[str, Any], what: str) -> None:
+        """A frame a client may send, hostile or not, is acked or refused with a code
+        of the checks or the rules: never a server fault."""
+        assert answer["type"] in ("ack", "error"), (what, answer)
+        assert answer.get("code") != "server_error", f"{what}: {answer}"
 
     def socket_of(self, data, user) -> Socket:
         """One of the user's open sockets, or a new one."""
@@ -277,9 +308,12 @@ class WebSocketMachine(RuleBasedStateMachine):
         return answer.get("code") == "rate_limited"
 
     def room_key(self, data) -> str:
-        shape = data.draw(st.sampled_from(("fresh", *harness.ROOM_KEY_SHAPES)))
+        shape = data.draw(st.sampled_from(("fresh", *harness.ROOM_KEY_SHAPES, "hostile")))
         if shape == "fresh":
             return uuid.uuid4().hex
+        if shape == "hostile":
+            STATS.note("hostile key")
+            return data.draw(harness.hostile_text())
         live = harness.live_hand(self.table)
         seats = list(Seat.objects.filter(table=self.table).values_list("pk", flat=True))
         withdrawals = [w.pk for w in self.pending] or [0]
@@ -319,7 +353,8 @@ class WebSocketMachine(RuleBasedStateMachine):
         sock = self.socket_of(data, user)
         raw = self.room_key(data)
         answer = self.command(sock, "sit", seat=number, buy_in=amount, key=raw)
-        if user == self.world.staff and not self.refused_by_rate(answer):
+        self.answered_calmly(answer, f"sit with key {raw[:40]!r}")
+        if user == self.world.staff and answer.get("code") not in ("rate_limited", *KEY_REFUSALS):
             assert answer.get("code") == "cannot_play", answer
         if answer["type"] == "ack":
             seat = Seat.objects.get(table=self.table, player=user)
@@ -345,7 +380,9 @@ class WebSocketMachine(RuleBasedStateMachine):
     @counted
     def top_up(self, data, amount: int) -> None:
         user = data.draw(st.sampled_from(self.world.people))
-        self.command(self.socket_of(data, user), "top_up", amount=amount, key=self.room_key(data))
+        raw = self.room_key(data)
+        answer = self.command(self.socket_of(data, user), "top_up", amount=amount, key=raw)
+        self.answered_calmly(answer, f"top_up with key {raw[:40]!r}")
 
     @rule(data=st.data(), with_turn=st.booleans(), moves=st.integers(1, 6))
     @counted
@@ -377,15 +414,21 @@ class WebSocketMachine(RuleBasedStateMachine):
 
     @rule(
         data=st.data(),
-        fields=st.sampled_from(
-            (
-                {"action": "call", "turn": -1},
-                {"action": "raise"},
-                {"action": "bet_raise", "amount": -5},
-                {"action": "bet_raise", "amount": 2**62},
-                {"action": "bet_raise"},
-                {"action": "fold", "turn": 0},
-            )
+        fields=st.one_of(
+            st.sampled_from(
+                (
+                    {"action": "call", "turn": -1},
+                    {"action": "raise"},
+                    {"action": "bet_raise", "amount": -5},
+                    {"action": "bet_raise", "amount": 2**62},
+                    {"action": "bet_raise"},
+                    {"action": "fold", "turn": 0},
+                )
+            ),
+            st.builds(
+                lambda action: {"action": action},
+                harness.hostile_text().filter(lambda a: a not in play.ACTION_KINDS),
+            ),
         ),
     )
     @counted
@@ -410,7 +453,9 @@ class WebSocketMachine(RuleBasedStateMachine):
     @rule(
         data=st.data(),
         cmd=st.sampled_from(("sit_out", "sit_in", "advance", "snapshot")),
-        kind=st.sampled_from(("fold", "check_fold", "call", "bet_raise", "nope")),
+        kind=harness.sometimes_hostile(
+            st.sampled_from(("fold", "check_fold", "call", "bet_raise", "nope"))
+        ),
     )
     @counted
     def other_command(self, data, cmd: str, kind: str) -> None:
@@ -420,7 +465,64 @@ class WebSocketMachine(RuleBasedStateMachine):
             fields = {"action": kind, "amount": 1_000} if kind == "bet_raise" else {"action": kind}
         elif cmd == "sit_in":
             fields = {"post_big_blind": data.draw(st.booleans())}
-        self.command(self.socket_of(data, user), cmd, **fields)
+        answer = self.command(self.socket_of(data, user), cmd, **fields)
+        self.answered_calmly(answer, f"{cmd} {fields!r:.80}")
+
+    @rule(
+        data=st.data(),
+        what=st.sampled_from(("chat", "mute", "auto_top_up", "straddle", "overblind")),
+        text=harness.sometimes_hostile(st.sampled_from(("gl", "nh", "ty", " wp "))),
+        mode=harness.sometimes_hostile(st.sampled_from(("off", "max", "below"))),
+        on=st.booleans(),
+    )
+    @counted
+    def extras(self, data, what: str, text: str, mode: str, on: bool) -> None:
+        """The regulars' extras, their strings now and then hostile: a line of chat, a
+        mute (of a player, or of the hostile string), an auto top-up order, a straddle
+        or an overblind asked for or cancelled."""
+        user = data.draw(st.sampled_from(self.world.people))
+        fields: dict[str, Any] = {"on": on}
+        if what == "chat":
+            fields = {"text": text}
+        elif what == "mute":
+            others = [p.username for p in self.world.people if p != user]
+            fields["player"] = data.draw(st.sampled_from([*others, text]))
+        elif what == "auto_top_up":
+            fields = {"mode": mode, "big_blinds": data.draw(st.sampled_from((None, 20)))}
+        answer = self.command(self.socket_of(data, user), what, **fields)
+        self.answered_calmly(answer, f"{what} {fields!r:.80}")
+
+    def hostile_frame(self, data, sock: Socket, name: str, target: str, value: Any) -> None:
+        """One command with its field `target` set to `value`, its other fields benign:
+        answered `ack` or `error`, never `server_error`."""
+        cls = commands.COMMANDS[name]
+        names = {f.name for f in dataclasses.fields(cls)}
+        fields = {f.name: BENIGN[commands.field_type(cls, f)] for f in dataclasses.fields(cls)}
+        fields.update({k: v for k, v in BENIGN_TEXT.items() if k in names})
+        fields[target] = value
+        answer = self.command(sock, name, **fields)
+        self.answered_calmly(answer, f"{name} {fields!r:.80}")
+        STATS.note(f"hostile {name}.{target}")
+
+    @rule(data=st.data(), spectator=st.sampled_from((False, False, False, True)))
+    @counted
+    def hostile_strings(self, data, spectator: bool) -> None:
+        """Every text field of every command, a hostile string in each (one frame a
+        field), from a player (seated or not) or a spectator."""
+        user = None if spectator else data.draw(st.sampled_from(self.world.people))
+        sock = self.socket_of(data, user)
+        for name, target in TEXT_FIELDS:
+            self.hostile_frame(data, sock, name, target, data.draw(harness.hostile_text()))
+
+    @rule(data=st.data(), spectator=st.sampled_from((False, False, False, True)))
+    @counted
+    def hostile_types(self, data, spectator: bool) -> None:
+        """Any field of any command, with a value of a JSON type it does not take (a
+        number for a string, a string for a number, an object) or out of its range."""
+        fielded = [(n, f.name) for n, c in commands.COMMANDS.items() for f in dataclasses.fields(c)]
+        name, target = data.draw(st.sampled_from(sorted(fielded)))
+        user = None if spectator else data.draw(st.sampled_from(self.world.people))
+        self.hostile_frame(data, self.socket_of(data, user), name, target, data.draw(WRONG_JSON))
 
     @rule(data=st.data(), frame=st.sampled_from(MALFORMED), binary=st.booleans())
     @counted
@@ -534,3 +636,9 @@ class WebSocketMachine(RuleBasedStateMachine):
         if hasattr(self, "world"):
             harness.ledger_checks(self.world)
             harness.table_checks(self.world)
+
+    @invariant()
+    @checked
+    def no_table_paused_or_failing(self) -> None:
+        if hasattr(self, "world"):
+            harness.tables_not_paused(self.world)

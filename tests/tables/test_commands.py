@@ -9,21 +9,40 @@ from hypothesis import strategies as st
 
 from tables.api.seating import SitSerializer, TopUpSerializer
 from tables.commands import (
+    CHAT_LINE,
     COMMANDS,
+    KEY,
     MAX_INT,
-    MAX_TEXT_CHARS,
+    SCREEN_NAME,
+    WORD,
     CommandError,
     Sit,
     TopUp,
     command_parse,
     field_type,
+    text_rule,
 )
 
 VALUES = {
     int: st.integers(min_value=-MAX_INT, max_value=MAX_INT),
-    str: st.text(max_size=MAX_TEXT_CHARS),
     bool: st.booleans(),
 }
+# What each text rule takes (tests/tables/test_hostile_commands.py sends what it refuses).
+TEXTS = {
+    WORD: st.from_regex(r"[a-z_]{1,32}", fullmatch=True),
+    KEY: st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=100),
+    SCREEN_NAME: st.from_regex(r"[\w.@+-]{1,150}", fullmatch=True),
+    CHAT_LINE: st.text(
+        st.characters(exclude_categories=("C", "Zl", "Zp", "M")), min_size=1, max_size=200
+    ).filter(str.strip),
+}
+
+
+def values_of(cls, f):
+    kind = field_type(cls, f)
+    return TEXTS[text_rule(f)] if kind is str else VALUES[kind]
+
+
 VALUES_EXAMPLE = {int: 1, str: "x", bool: True}
 WRONG = {int: [True, "1", 1.5], str: [1, True, ["a"]], bool: [1, "true", 0]}
 
@@ -35,7 +54,7 @@ def commands(draw):
     for f in dataclasses.fields(cls):
         required = f.default is dataclasses.MISSING
         if required or draw(st.booleans()):
-            values[f.name] = draw(VALUES[field_type(cls, f)])
+            values[f.name] = draw(values_of(cls, f))
     return cls(**values)
 
 
@@ -68,7 +87,7 @@ def test_a_required_field_left_out_or_null_is_malformed(name):
 
 def test_too_long_a_string_and_too_large_a_number_are_malformed():
     with pytest.raises(CommandError, match="at most"):
-        command_parse({"cmd": "act", "action": "x" * (MAX_TEXT_CHARS + 1)})
+        command_parse({"cmd": "act", "action": "x" * (WORD.longest + 1)})
     with pytest.raises(CommandError, match="out of range"):
         command_parse({"cmd": "act", "action": "call", "turn": MAX_INT + 1})
 
@@ -90,3 +109,13 @@ def test_the_rest_serializers_take_the_command_fields_but_the_key(serializer, co
 def test_the_service_gets_the_fields_under_its_own_argument_names():
     sit = Sit(seat=3, buy_in=10_000, key="k")
     assert sit.arguments() == {"seat_number": 3, "buy_in": 10_000, "post_big_blind": False}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_string_field_has_a_text_rule(name):
+    """A string field is checked by its rule before any service runs (issue #46): a new
+    one without a rule would let anything through to the database."""
+    cls = COMMANDS[name]
+    for f in dataclasses.fields(cls):
+        if field_type(cls, f) is str:
+            assert text_rule(f) in TEXTS, f.name

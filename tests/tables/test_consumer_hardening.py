@@ -110,18 +110,21 @@ async def test_a_binary_frame_and_json_that_is_not_a_command_are_malformed(table
     await client.ws.disconnect()
 
 
-async def test_a_key_longer_than_the_limit_is_malformed_and_moves_nothing(table):
+async def test_a_key_longer_than_the_limit_is_refused_and_moves_nothing(table):
     alice = await db(funded_player)()
     client = await connected(alice, table.id)
     before = await db(wallet_balance)(alice)
-    for fields in (
-        {"seat": 1, "buy_in": 10_000, "key": "k" * 201},  # the finding's DataError
-        {"seat": 1, "buy_in": 10_000, "key": "k" * (commands.MAX_TEXT_CHARS + 1)},
-        {"seat": 2**64, "buy_in": 10_000},
-        {"seat": 1, "buy_in": 10**30},
+    for fields, code in (
+        ({"seat": 1, "buy_in": 10_000, "key": "k" * 201}, "idempotency_key_invalid"),  # DataError
+        (
+            {"seat": 1, "buy_in": 10_000, "key": "k" * (CLIENT_KEY_MAX + 1)},
+            "idempotency_key_invalid",
+        ),
+        ({"seat": 2**64, "buy_in": 10_000}, "malformed"),
+        ({"seat": 1, "buy_in": 10**30}, "malformed"),
     ):
         answer = await client.send("sit", **fields)
-        assert answer["code"] == "malformed", (fields, answer)
+        assert answer["code"] == code, (fields, answer)
     # A NUL character, which PostgreSQL refuses (DataError): the cashier's key check
     # stops it before the database, and the socket stays open.
     answer = await client.send("sit", seat=1, buy_in=10_000, key="nul\u0000key")

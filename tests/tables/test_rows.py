@@ -45,7 +45,7 @@ from tables.models import (
     Table,
 )
 from tables.services import play, seating
-from tables.services.command import TableCommand, table_command
+from tables.services.command import TableCommand, room_command, table_command
 from tables.services.hands import hand_start_due
 from tests.conftest import database_url_for
 from tests.kit import (
@@ -818,7 +818,6 @@ def _versions_heard(listener: "redis.client.PubSub", table: Table) -> list[int]:
     return heard
 
 
-@table_command
 def _top_up_and_write(cmd: TableCommand, *, user, spoil) -> None:  # type: ignore[no-untyped-def]
     """A command that moves money, changes a seat and the table and publishes: `spoil`
     breaks it after all that, where only the writes' query can find out."""
@@ -861,25 +860,29 @@ def _a_stack_out_of_range(cmd: TableCommand) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("whose", ["player", "room"], ids=["a player's command", "the room's work"])
 @pytest.mark.parametrize(
-    ("spoil", "as_prepared", "error", "refusal", "counted"),
+    ("spoil", "as_prepared", "error", "refusal"),
     [
-        (_a_seat_gone, True, DatabaseError, "did not affect any rows", 1),
-        (_a_seat_gone, False, DatabaseError, "did not affect any rows", 1),
-        (_ledger_unbalanced, True, IntegrityError, "unbalanced", 1),
-        (_a_stack_out_of_range, True, DataError, "out of range", 0),
+        (_a_seat_gone, True, DatabaseError, "did not affect any rows"),
+        (_a_seat_gone, False, DatabaseError, "did not affect any rows"),
+        (_ledger_unbalanced, True, IntegrityError, "unbalanced"),
+        (_a_stack_out_of_range, True, DataError, "out of range"),
     ],
     ids=["seat-gone", "seat-gone-as-written", "ledger-unbalanced", "value-refused"],
 )
 def test_writes_that_fail_at_or_before_their_commit_commit_move_and_publish_nothing(
-    spoil, as_prepared, error, refusal, counted, other_session, monkeypatch
+    spoil, as_prepared, error, refusal, whose, other_session, monkeypatch
 ):
     """The COMMIT rides on the writes' query: a row found gone by an update of that query
     (a prepared statement or one run as written), the ledger's deferred check failing
     at the COMMIT, or a value the database refuses, fails the command as a failed commit
-    did. Nothing is committed, no chip moves, no message goes out, a failure is counted
-    as before (a refused value is the command's, not the table's), no transaction is
-    left open, and the table plays on."""
+    did. Nothing is committed, no chip moves, no message goes out, no transaction is
+    left open, and the table plays on. The failure counts toward pausing the table
+    only when the writes were the room's own work (issue #46: a player's command that
+    fails is that command's alone)."""
+    command = {"player": table_command, "room": room_command}[whose](_top_up_and_write)
+    counted = 1 if whose == "room" else 0
     table, _ = table_with_players(StakeLevelFactory(), 3)
     deal(table)
     user = funded_player()
@@ -891,7 +894,7 @@ def test_writes_that_fail_at_or_before_their_commit_commit_move_and_publish_noth
     before = (LedgerTransaction.objects.count(), LedgerEntry.objects.count(), wallet(user))
     listener = _feed_listener(table)
     with pytest.raises(error, match=refusal) as failure:
-        _top_up_and_write(table_id=table.id, user=user, spoil=spoil)
+        command(table_id=table.id, user=user, spoil=spoil)
     if error is DatabaseError:
         assert type(failure.value) is DatabaseError  # mapped, as Model.save raises it
     assert "send" in [entry.name for entry in failure.traceback]  # failed in the writes

@@ -29,7 +29,7 @@ from django.utils import timezone
 from django.utils.html import escape
 from rest_framework.test import APIClient
 
-from tables.exceptions import NotYourTurn, TableBusy
+from tables.exceptions import NotYourTurn, TableBusy, TableError
 from tables.models import (
     AutoTopUp,
     Hand,
@@ -40,9 +40,10 @@ from tables.models import (
     Table,
     TableStatus,
 )
-from tables.services import play
+from tables.services import hands, play
 from tables.services.chat import chat_mute_set, chat_send
 from tables.services.command import FAILURES_BEFORE_PAUSE
+from tables.services.seating import seat_take
 from tables.services.top_up import auto_top_up_set
 from tables.timers import timers_run_due
 from tests.kit import (
@@ -186,14 +187,31 @@ def test_refusals_and_no_ops_neither_count_nor_clear_a_failure_but_a_move_clears
     assert table.failure_count == 0
 
 
-def test_a_value_the_database_refuses_neither_counts_nor_pauses_the_table():
-    """Finding: a NUL in a mute's player name (PostgreSQL refuses it: DataError) counted
-    as the table's failure, so any logged-in viewer paused any table with two frames."""
+@pytest.mark.parametrize(
+    "raw_key", ["nul\x00key", "\ud800"], ids=["NUL (DataError)", "surrogate (UnicodeEncodeError)"]
+)
+def test_a_value_the_database_refuses_neither_counts_nor_pauses_the_table(raw_key):
+    """Finding (issue #12): a NUL in a mute's player name (PostgreSQL refuses it:
+    DataError) counted as the table's failure, so any logged-in viewer paused any table
+    with two frames; issue #46, finding 1: a lone surrogate (psycopg cannot encode it)
+    did the same. The commands check their fields now (tests/tables/
+    test_hostile_commands.py); here a value nothing checked reaches the database from
+    a player's command, called without those checks: it fails that command alone."""
     table = table_with_hand("Values")
     viewer = funded_player()
     for _ in range(FAILURES_BEFORE_PAUSE + 1):
-        with pytest.raises(DataError):
+        with pytest.raises((DataError, UnicodeEncodeError)):
+            seat_take(
+                table_id=table.id,
+                user=viewer,
+                seat_number=3,
+                buy_in=10_000,
+                idempotency_key=raw_key,
+            )
+        # A name no player can have is refused before any query.
+        with pytest.raises(TableError) as refused:
             chat_mute_set(table_id=table.id, user=viewer, player="a\x00b", muted=True)
+        assert refused.value.code == "no_such_player"
     table.refresh_from_db()
     assert (table.failure_count, table.status, table.paused_reason) == (0, TableStatus.OPEN, "")
 
@@ -212,18 +230,47 @@ def test_chat_and_a_dropped_connection_do_not_clear_a_run_of_failures():
     assert table.failure_count == 1
 
 
-def test_a_failing_command_changes_nothing_but_the_count(break_hand):
+def test_a_players_command_failing_changes_nothing_and_is_not_counted(break_hand):
+    """Issue #46: only the room's own work counts toward pausing a table. A player's
+    act on a hand that cannot be read fails that act alone, however often it is sent;
+    the timeout of the same turn, the room's work, fails and is counted."""
     table = table_with_hand("Rollback")
     hand, state = current(table)
     actor = Seat.objects.get(table=table, number=state.actor).player
     break_hand(table)
     seq = Table.objects.get(pk=table.pk).event_seq
-    with pytest.raises(KeyError):
-        play.hand_act(table_id=table.id, user=actor, kind="call")
+    for _ in range(FAILURES_BEFORE_PAUSE + 1):
+        with pytest.raises(KeyError):
+            play.hand_act(table_id=table.id, user=actor, kind="call")
     table.refresh_from_db()
     hand.refresh_from_db()
-    assert table.failure_count == 1
+    assert (table.failure_count, table.status) == (0, TableStatus.OPEN)
     assert table.event_seq == seq and hand.state == {"broken": True}
+    overdue(table)
+    assert a_pass().failed == 1
+    table.refresh_from_db()
+    assert table.failure_count == 1
+
+
+def test_a_hand_that_cannot_be_settled_counts_inside_a_players_command(monkeypatch):
+    """A player's last action settles the hand inside their own command: the settling is
+    the room's work (the same hand fails to settle whoever acts), so its failure counts,
+    and the second in a row pauses the table."""
+    table = table_with_hand("Settle")
+    _hand, state = current(table)
+    actor = Seat.objects.get(table=table, number=state.actor).player
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug of the settling")
+
+    monkeypatch.setattr(hands, "auto_top_up_after_hand", broken)
+    for count in range(1, FAILURES_BEFORE_PAUSE + 1):
+        with pytest.raises(RuntimeError):
+            play.hand_act(table_id=table.id, user=actor, kind="fold")  # ends the hand
+        table.refresh_from_db()
+        assert table.failure_count == count
+    assert table.status == TableStatus.PAUSED
+    assert "hand_act (settling the hand) failed 2 times in a row" in table.paused_reason
 
 
 def test_a_deal_that_fails_is_isolated_and_counted_too(break_hand):
