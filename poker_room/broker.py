@@ -7,7 +7,7 @@ closed, the worker's `Connection.collect()` then detaches the transport
 restore its unacknowledged messages (the ETA timers the worker holds) through a new
 connection pool built from that `None`: `AttributeError: 'NoneType' object has no
 attribute 'hostname'`, which is not a connection error, so the worker stops with
-"Unrecoverable error" (and honcho stops the whole room with it).
+"Unrecoverable error" (and a supervisor must start it again).
 
 This channel finishes closing when that read fails: the restore is then tried at once
 (and fails with a connection error, which the worker expects and ignores), the channel

@@ -12,7 +12,8 @@ that exits is started again at once and nothing else is touched: the other proce
 the private servers and this script keep running. A process that keeps failing to start
 (it exits within START_SECONDS) is tried again after 1 s, 2 s, ... START_RETRIES s, then
 left stopped, which supervisord's log says (`gave up: web entered FATAL state, too many
-start retries too quickly`) and /healthz shows; every start, exit and restart is logged
+start retries too quickly`) and, for the worker, beat and the timer loop, the room status
+(/api/status/) shows; every start, exit and restart is logged
 (`spawned:`, `exited: worker (terminated by SIGKILL; not expected)`) among the
 processes' output. The web front restarts its own daphne children
 (poker_room/serve.py) and exits for supervisord only when they keep dying. Ctrl-C (or a

@@ -3,7 +3,7 @@
 `tables.sweep` stopped at the first exception, so after one frozen table no lost
 timeout or deal was recovered anywhere. The timer loop's pass (which does the sweep's
 work now) isolates each table, and a table whose commands fail twice in a row (a bug,
-not a refusal) is paused with a reason the admin and /healthz show; re-opening it in the
+not a refusal) is paused with a reason the admin and the room status show; re-opening it in the
 admin clears the reason.
 
 A "broken table" here is a hand whose saved engine state cannot be read (as a bug that
