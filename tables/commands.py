@@ -138,12 +138,15 @@ class Command:
     """Base of the commands. `name` is the `cmd` on the wire; `service` the table service
     it runs (called with `table_id`, `user` and the fields); `keyed` commands move money
     and carry an idempotency `key`; `on_clock` commands are decisions a turn's clock waits
-    for, carried out before the others when the room is busy (tables/hop_order.py)."""
+    for, carried out before the others when the room is busy (tables/hop_order.py);
+    `withdraws` commands only take a player out of play (leave, sit out), which an account
+    that may no longer play (made staff while seated) may still do."""
 
     name: ClassVar[str] = "command"
     service: ClassVar[Callable[..., Any] | None] = None
     keyed: ClassVar[bool] = False
     on_clock: ClassVar[bool] = False
+    withdraws: ClassVar[bool] = False
 
     def to_wire(self) -> dict[str, Any]:
         """The frame's body (the sender adds `seq`); absent fields are left out."""
@@ -229,6 +232,7 @@ class RunTwice(Command):
 @dataclass(frozen=True)
 class SitOut(Command):
     name: ClassVar[str] = "sit_out"
+    withdraws: ClassVar[bool] = True
     service = staticmethod(seating.seat_sit_out)
 
 
@@ -242,6 +246,7 @@ class SitIn(Command):
 @dataclass(frozen=True)
 class Leave(Command):
     name: ClassVar[str] = "leave"
+    withdraws: ClassVar[bool] = True
     service = staticmethod(seating.seat_leave)
 
 

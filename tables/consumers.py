@@ -472,7 +472,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if self.user is not None:
             # Its session still alive and the account allowed to play, as the watch last
             # found (tables/session_watch.py): no query on the way, as a rule.
-            await session_watch().confirm(self.scope, playing=cls is not Snapshot)
+            await session_watch().confirm(
+                self.scope, playing=cls is not Snapshot and not cls.withdraws
+            )
         if cls is Snapshot:
             await self.send_snapshot()
             return

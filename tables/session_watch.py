@@ -11,8 +11,9 @@ Each web process (each event loop: daphne's one, a test's own) keeps a `SessionW
 of its signed-in table sockets, each with its `SocketSession`. A socket whose session
 has ended is closed with `CLOSE_SIGNED_OUT` (4401; the page says the player is signed
 out, docs/protocol.md); a socket whose account may no longer play (staff, an auditor)
-stays open, showing the table, and its commands but `snapshot` are refused
-`cannot_play`. The watch learns of it
+stays open, showing the table, and its commands that play are refused `cannot_play`
+(`snapshot`, and `leave` and `sit_out`, which only take a player out of play, are not:
+tables/commands.py `withdraws`). The watch learns of it
 
 * at once, from the notices the accounts publish when a user's sessions may have
   changed (accounts/signals.py, `socket_sessions_notice`: a log-out names the session it
@@ -34,7 +35,9 @@ within `STALE_SECONDS`; normally within `CHECK_SECONDS`, or at once.
 A player signed out with a seat keeps it: their socket's close is a drop like any other
 (tables/consumers.py), and the table's rules take over (RULES §5: their turns time
 out, and two in a row sit them out). Their chips stay on their seat, in the table's
-ledger account, until they come back and leave.
+ledger account, until they come back and leave; an account that may no longer play
+(banned, made staff) gives its seat up when its hand ends or at the next deal, the
+stack back to its wallet (tables/services/hands.py).
 
 Cost: one hop to the database thread per process every `CHECK_SECONDS` (ahead of the
 decisions, or it could wait for ever behind a busy room's); nothing per command; a

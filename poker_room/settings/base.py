@@ -199,9 +199,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A Redis restart or outage must not stop the worker (a supervisor would restart it, and
-# its tasks wait meanwhile): reconnect for as long as it takes. poker_room.broker fixes the crash kombu 5.7
-# had on the way there. A task running when the connection drops finishes (its work is
-# in PostgreSQL and every table task is idempotent); its ack is lost and it runs again.
+# its tasks wait meanwhile): reconnect for as long as it takes. poker_room.broker fixes
+# the crash kombu 5.7 had on the way there. A task running when the connection drops
+# finishes (its work is in PostgreSQL and every table task is idempotent); its ack is lost
+# and it runs again.
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False

@@ -9,7 +9,9 @@ leave when their turn comes (checks for them when that is free; refuses for them
 asked to run it twice), then either starts the next turn (its deadline, which the timer
 loop watches), asks the players all-in whether to run it twice (a turn's deadline too),
 or settles the hand (stacks, rake to the house, leavers cashed out, the next deal due
-after the pause). All of them work inside a table command (tables/services/command.py).
+after the pause). A player whose account may no longer play (banned or made staff while
+seated) leaves at the end of their hand, or at the next deal. All of them work inside a
+table command (tables/services/command.py).
 
 The deal and the settling are the room's own work (`cmd.room_work`), whichever command
 runs them, and `hand_start_due` is the timer loop's (`@room_command`): only their
@@ -21,6 +23,7 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
+from accounts.selectors import user_flags_allow_play
 from cashier import services as cashier
 from tables import rows
 from tables.engine.actions import Action
@@ -59,6 +62,15 @@ def _hand_start(cmd: TableCommand) -> Hand | None:
         return None
     if table.next_hand_at is not None and table.next_hand_at > now:
         return None
+    barred = [s for s in cmd.seats if not user_flags_allow_play(user=s.player)]
+    for seat in barred:
+        # Banned or made staff while seated (their socket was closed or refused, and
+        # tables/session_watch.py says why): they are not dealt in, and their seat is
+        # given up, the stack back to their wallet, rather than hold chips and a seat
+        # at the table for ever.
+        seat_remove(cmd, seat)
+    if barred:
+        seats_announce(cmd)
     plan = deal_plan(seats=cmd.seats, previous_button=table.button_seat)
     if plan is None:
         return None
@@ -301,7 +313,7 @@ def _hand_settle_now(cmd: TableCommand, *, hand: Hand, state: HandState) -> None
     # Before a busted stack sits its player out: an auto top-up may refill it.
     topped_up = auto_top_up_after_hand(cmd, dealt)
     for seat in list(cmd.seats):
-        if seat.leave_after_hand:
+        if seat.leave_after_hand or not user_flags_allow_play(user=seat.player):
             seat_remove(cmd, seat)
             continue
         seat.advance = None

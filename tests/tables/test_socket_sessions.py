@@ -25,7 +25,7 @@ from poker_room.asgi import application
 from poker_room.socket_auth import SocketSession, socket_sessions_check
 from tables import session_watch as watch_module
 from tables.engine.state import HandState
-from tables.models import ChatMessage, Hand, Seat, SeatStatus
+from tables.models import ChatMessage, Hand, Seat
 from tables.services import play
 from tables.session_watch import CLOSE_SIGNED_OUT, session_watch
 from tests.accounts.test_confusable_names import admin_user_form_data
@@ -147,10 +147,12 @@ async def test_a_log_out_closes_that_sessions_sockets_and_no_other(heads_up):
     await on_phone.ws.disconnect()
 
 
-async def test_a_ban_closes_a_seated_players_socket_and_their_chips_stay_theirs(heads_up):
+async def test_a_ban_closes_a_seated_players_socket_and_their_chips_go_home(heads_up):
     """Deactivated in the admin mid-hand: the socket closes, the drop is recorded, and
-    the table's rules take over (RULES §5: turns time out, two in a row sit out). No
-    chip moves for the ban; the ledger audit passes (tests/tables/conftest.py)."""
+    the table's rules take over for the hand (RULES §5: her turns time out). No chip
+    moves for the ban itself; when the hand ends her seat is given up and her stack
+    goes back to her wallet (tables/services/hands.py), rather than hold a seat and
+    chips for ever. The ledger audit passes (tests/tables/conftest.py)."""
     table, (alice, bob) = heads_up
     hand = await sync(deal)(table)
     assert hand is not None
@@ -169,34 +171,33 @@ async def test_a_ban_closes_a_seated_players_socket_and_their_chips_stay_theirs(
     assert (await again.send("act", action="fold"))["code"] == "login_required"
     await again.ws.disconnect()
 
-    def two_hands_timing_her_out() -> None:
-        for _ in range(2):
-            if not Hand.objects.filter(table=table, status="in_progress").exists():
-                assert deal(table) is not None
-            hand, state = current(table)
-            while not state.over:
-                if state.actor == seat.number:
-                    Hand.objects.filter(pk=hand.pk).update(
-                        turn_deadline=timezone.now() - timedelta(seconds=5)
-                    )
-                    play.turn_timeout(table_id=table.pk, hand_id=hand.pk, turn=hand.turn_version)
-                else:
-                    kind = "check" if state.legal_actions().can_check else "call"
-                    play.hand_act(table_id=table.pk, user=bob, kind=kind)
-                hand.refresh_from_db()
-                state = HandState.from_dict(hand.state)
+    def the_hand_timing_her_out() -> int:
+        """Her final stack of the hand."""
+        hand, state = current(table)
+        while not state.over:
+            if state.actor == seat.number:
+                Hand.objects.filter(pk=hand.pk).update(
+                    turn_deadline=timezone.now() - timedelta(seconds=5)
+                )
+                play.turn_timeout(table_id=table.pk, hand_id=hand.pk, turn=hand.turn_version)
+            else:
+                kind = "check" if state.legal_actions().can_check else "call"
+                play.hand_act(table_id=table.pk, user=bob, kind=kind)
+            hand.refresh_from_db()
+            state = HandState.from_dict(hand.state)
+        return dict(zip(state.seats, state.stacks, strict=True))[seat.number]
 
-    await sync(two_hands_timing_her_out)()
-    seat = await sync(Seat.objects.get)(player=alice)
-    assert seat.status == SeatStatus.SITTING_OUT  # timed out twice in a row: sat out
-    assert seat.stack > 0  # her chips on her seat, in the table's ledger account
+    final = await sync(the_hand_timing_her_out)()
+    assert not await sync(Seat.objects.filter(player=alice).exists)()
+    assert await sync(wallet)(alice) == before[0] + final
 
 
 @pytest.mark.parametrize("role", ["staff", "auditor"])
 async def test_a_player_made_staff_or_auditor_no_longer_plays_from_any_socket(heads_up, role):
     """Promoted in the admin with a seat, mid-hand: the socket stays (it shows the
-    table) and every command but `snapshot` is refused `cannot_play`; a socket opened
-    afterwards too. The seat is left to the table's rules."""
+    table) and every command that plays is refused `cannot_play`, on a socket opened
+    afterwards too; `snapshot`, and `sit_out` and `leave`, which only take a player out
+    of play, are carried out."""
     table, (alice, _bob) = heads_up
     await sync(deal)(table)
     socket = await table_socket(table.pk, her_browser := await browser(alice))
@@ -212,15 +213,22 @@ async def test_a_player_made_staff_or_auditor_no_longer_plays_from_any_socket(he
         for cmd, fields in [
             ("act", {"action": "fold"}),
             ("chat", {"text": "gg"}),
-            ("leave", {}),
             ("sit", {"seat": 4, "buy_in": 10_000}),
             ("top_up", {"amount": 1_000}),
         ]:
             answer = await client.send(cmd, **fields)
             assert answer.get("code") == "cannot_play", (cmd, answer)
         assert (await client.send("snapshot"))["type"] == "ack"
+    _, state = await sync(current)(table)
+    her_turn = state.actor == (await sync(Seat.objects.get)(player=alice)).number
+    assert (await later.send("leave"))["type"] == "ack"
+    for client in (socket, later):
         await client.ws.disconnect()
-    assert await sync(Seat.objects.filter(player=alice).exists)()
+    seat = await sync(Seat.objects.filter(player=alice).first)()
+    if her_turn:  # heads up, her leave folded the hand, and she left with it
+        assert seat is None
+    else:  # dealt in: she leaves when the hand ends
+        assert seat.leave_after_hand
     assert not await sync(ChatMessage.objects.exists)()
 
 
@@ -259,7 +267,7 @@ async def test_a_feed_connection_replaced_has_every_socket_checked(heads_up, mon
     await sync(User.objects.filter(pk=alice.pk).update)(is_staff=True)  # no notice
     await table_feed()._resubscribe()  # as when Redis is back
     await until(lambda: not watched(alice)[0].may_play)
-    assert (await socket.send("sit_out"))["code"] == "cannot_play"
+    assert (await socket.send("chat", text="gg"))["code"] == "cannot_play"
     await socket.ws.disconnect()
 
 
