@@ -62,6 +62,7 @@ snapshot). Messages the snapshot already covers are dropped.
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import time
@@ -74,7 +75,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import DataError, connection, transaction
+from django.db import DataError
 
 from accounts.models import User
 from cashier.exceptions import IdempotencyKeyInvalid
@@ -82,15 +83,21 @@ from cashier.idempotency import client_idempotency_key
 from poker_room.socket_auth import socket_may_have_user, socket_user
 from poker_room.socket_loop import dispatch_from_queue
 from tables import viewer_limits
-from tables.capacity import occupying, on_database_thread, refuse_new_seat_when_busy
-from tables.commands import COMMANDS, CommandError, Sit, Snapshot, command_parse
+from tables.capacity import (
+    in_turn,
+    on_database_thread,
+    play_urgency,
+    refuse_new_seat_when_busy,
+)
+from tables.commands import COMMANDS, Command, CommandError, Sit, Snapshot, command_parse
 from tables.events import messages_from_group, player_presence_group
 from tables.exceptions import TableError
 from tables.feed import new_inbox, table_feed
 from tables.hop_order import Urgency
 from tables.models import Seat, Table
-from tables.selectors import table_snapshot
+from tables.selectors import snapshot_for_viewer, table_snapshot
 from tables.services import play
+from tables.snapshot_cache import public_snapshot_read, snapshot_cache, table_read
 from tables.viewer_limits import SocketPlace, TokenBucket, client_address
 
 logger = logging.getLogger(__name__)
@@ -109,6 +116,8 @@ DECISIONS_WAIT_FOR = frozenset({"leave", "advance"})
 # A socket over its viewer's cap, or a connect with no token left (tables/viewer_limits.py):
 # too many sockets or too fast, try again later.
 CLOSE_TOO_MANY = 4429
+# A player's own settings, no table's: never seated play (tables/hop_order.py).
+PLAYER_SETTINGS = frozenset({"mute", "auto_top_up"})
 
 
 class TableConsumer(AsyncJsonWebsocketConsumer):
@@ -171,6 +180,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.connection_id = uuid.uuid4().hex
         self.bucket = TokenBucket(capacity=self.rate_burst, rate=self.rate_per_second)
         self.present = False  # in the player's presence group
+        # Seated at the table, as the last snapshot or `seats` message sent here said:
+        # their commands are then seated play (tables/hop_order.py, tables/capacity.py).
+        self.seated = False
         # The last version this client has (None until the snapshot), messages that
         # arrived ahead of a missing one, by version, and the version being waited for.
         self.version: int | None = None
@@ -187,7 +199,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         finally:
             # Refused, closed or failed halfway (cancelled too): it holds no place from now.
             if not opened:
-                self._give_back_place()
+                await self._release_place()
 
     async def _connect(self) -> bool:
         """Accept, then follow the table; False if the socket was closed instead."""
@@ -199,7 +211,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.accept()
         # The address's cap (and a spectator's token) before the user's read: an address
         # over its cap, or reconnecting too fast, costs no database hop.
-        self.place = viewer_limits.limits.socket_opens(
+        self.place = await viewer_limits.limits.socket_opens(
             client_address(self.scope), maybe_signed_in=socket_may_have_user(self.scope)
         )
         if self.place is None:
@@ -207,10 +219,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return False
         # The user too, found only now (poker_room/socket_auth.py): the handshake never
         # waits for the database thread, the rest of the connect does.
-        async with occupying():  # the session's user, read on the database thread
+        async with in_turn():  # the session's user, read on the database thread
             self.user = await socket_user(self.scope)
         self.viewer_id = self.user.id if self.user is not None else None
-        if not self.place.identify(self.viewer_id):  # the user's cap and token
+        if not await self.place.identify(self.viewer_id):  # the user's cap and token
             await self._close(CLOSE_TOO_MANY)
             return False
         if not await on_database_thread(Table.objects.filter(pk=self.table_id).exists):
@@ -218,6 +230,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return False
         await table_feed().join(self.table_id, self.inbox)
         self.following = True
+        await snapshot_cache().follow(self.table_id, self.inbox)
         if self.user is not None:
             presence = player_presence_group(self.table_id, self.viewer_id)
             await self.channel_layer.group_add(presence, self.channel_name)
@@ -230,7 +243,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                     play.seat_reconnected,
                     table_id=self.table_id,
                     user=self.user,
-                    urgency=Urgency.TABLE,
+                    urgency=play_urgency(user_id=self.user.pk, decision=False),
                 )
             except Exception:  # the connection works without the bonus: keep it
                 logger.exception("table %s: the reconnect bonus failed", self.table_id)
@@ -243,7 +256,16 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     def _give_back_place(self) -> None:
         if self.place is not None:
-            self.place.give_back()  # once, however often asked
+            self.place.give_back()  # once, however often asked (in Redis: its lease ends)
+
+    async def _release_place(self) -> None:
+        """Give the socket's places back, in Redis too before going on (but while this
+        task is being cancelled, as its process stops: its lease ends them there)."""
+        task = asyncio.current_task()
+        if self.place is None or (task is not None and task.cancelling()):
+            self._give_back_place()
+        else:
+            await self.place.release()
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels' own dispatch first runs close_old_connections in a worker thread: a
@@ -262,7 +284,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await handler(message)
 
     async def disconnect(self, code: int) -> None:
-        self._give_back_place()
+        await self._release_place()
         # The commands sent before the close are carried out before it is handled (a
         # drop recorded after the `act` that came first), as when they ran in the loop.
         await self.decisions.join()
@@ -273,6 +295,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if getattr(self, "following", False):
             self.following = False
             try:
+                await snapshot_cache().unfollow(self.table_id, self.inbox)
                 await table_feed().leave(self.table_id, self.inbox)
             except Exception:
                 logger.exception("table %s: leaving the feed failed", self.table_id)
@@ -295,7 +318,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 play.seat_disconnected,
                 table_id=self.table_id,
                 user=self.user,
-                urgency=Urgency.TABLE,
+                urgency=play_urgency(user_id=user_id, decision=False),
             )
         except Exception:
             logger.exception("table %s: recording the drop of %s failed", self.table_id, user_id)
@@ -310,25 +333,38 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         async with self.snapshot_lock:
             self._stop_waiting()
             self.version = None
-            snapshot = await on_database_thread(self._snapshot)
-            await self.send_json(snapshot)
+            snapshot, text = await self._snapshot_now()
+            await self.send(text_data=text)
             self.version = snapshot["v"]
+            self.seated = snapshot["you"] is not None
             self.early = {v: body for v, body in self.early.items() if v > self.version}
             await self._send_in_order()
-            return snapshot["you"] is not None
+            return self.seated
+
+    async def _snapshot_now(self) -> tuple[dict[str, Any], str]:
+        """This viewer's snapshot, and its JSON text. A viewer without a seat's comes
+        from the table's cached public form (tables/snapshot_cache.py: no database hop
+        for a spectator, a few rows of their own for a signed-in viewer); a seated
+        player's is read whole, as seated play (tables/capacity.py). The public form
+        says whether the viewer holds a seat at its version."""
+        if not self.seated:
+            public = await snapshot_cache().public(
+                self.table_id, lambda: on_database_thread(public_snapshot_read, self.table_id)
+            )
+            if self.user is None:
+                return public.body, public.text
+            if self.user.pk not in public.seated:
+                snapshot = await on_database_thread(snapshot_for_viewer, public, user=self.user)
+                return snapshot, json.dumps(snapshot)
+        urgency = Urgency.OTHER
+        if self.user is not None:
+            urgency = play_urgency(user_id=self.user.pk, decision=False)
+        snapshot = await on_database_thread(self._snapshot, urgency=urgency)
+        return snapshot, json.dumps(snapshot)
 
     def _snapshot(self) -> dict[str, Any]:
-        # One moment of the table: its version `v` and everything shown at `v` are read
-        # in one REPEATABLE READ snapshot, or a command committed in between would be in
-        # the snapshot and again on the stream after it. (Inside a test's transaction the
-        # isolation is the test's.)
-        outermost = not connection.in_atomic_block
-        with transaction.atomic():
-            if outermost:
-                with connection.cursor() as cursor:
-                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            table = Table.objects.select_related("stake_level").get(pk=self.table_id)
-            return table_snapshot(table=table, user=self.user)
+        """This viewer's snapshot, read whole (on the database thread)."""
+        return table_read(self.table_id, lambda table: table_snapshot(table=table, user=self.user))
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """One frame: exactly one answer, whatever it holds; the socket stays open."""
@@ -353,7 +389,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # filling room hands out each second, tables/capacity.py).
         if not self.bucket.take(time.monotonic()):
             await self._refuse_rate(seq, "", self.rate_burst, self.rate_per_second)
-        elif self.place is not None and not self.place.take():
+        elif self.place is not None and not await self._viewer_token():
             await self._refuse_rate(
                 seq,
                 " over all your connections",
@@ -364,6 +400,13 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self._send_error(seq, problem.code, problem.message)
         else:
             await self.receive_json(content)
+
+    async def _viewer_token(self) -> bool:
+        """A token of this socket's viewer, shared by all their sockets in the room:
+        leased to this process already, or asked of Redis (tables/viewer_limits.py)."""
+        assert self.place is not None  # noqa: S101 - the caller checked
+        here = self.place.take_here()
+        return here if here is not None else await self.place.take()
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         """A command, numbered in the order it came, to one of the socket's lanes: a
@@ -492,8 +535,18 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             table_id=self.table_id,
             user=self.user,
             idempotency_key=key,
-            urgency=Urgency.CLOCK if command.on_clock else Urgency.TABLE,
+            urgency=self._command_urgency(command),
         )
+        if isinstance(command, Sit):
+            self.seated = True  # as the `seats` message on its way will say
+
+    def _command_urgency(self, command: Command) -> Urgency:
+        """A seated player's decision first, their other table commands next (as seated
+        play, at a player's pace: tables/capacity.py); what viewers without a seat send,
+        and a player's own settings, after those."""
+        if not self.seated or command.name in PLAYER_SETTINGS or self.user is None:
+            return Urgency.OTHER
+        return play_urgency(user_id=self.user.pk, decision=command.on_clock)
 
     async def table_resync(self, message: dict[str, Any]) -> None:
         """The table's feed may have lost messages (Redis was away): a fresh snapshot now,
@@ -544,7 +597,13 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def _send_messages(self, texts: list[str]) -> None:
         """Send stream messages (JSON texts, in order) in one frame: a command's messages
         (a deal's dozen included) cost each socket one frame, not one each. One message
-        goes as itself, several as a JSON array of them (docs/protocol.md)."""
+        goes as itself, several as a JSON array of them (docs/protocol.md). A `seats`
+        message among them says whether this viewer is seated now."""
+        if self.viewer_id is not None:
+            for text in texts:
+                seated = seated_in(text)
+                if seated is not None:
+                    self.seated = self.viewer_id in seated
         if len(texts) == 1:
             await self.send(text_data=texts[0])
         elif texts:
@@ -571,3 +630,25 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self._send_messages(ready)
         except Exception:  # a task of its own: nobody else would see it fail
             logger.exception("table %s: passing on held messages failed", self.table_id)
+
+
+# How a `seats` message's text begins (tables.events.TableMessage.for_user: its version,
+# then its type), within its first characters whatever the version.
+SEATS_TYPE = '"type": "seats"'
+
+
+def seated_in(text: str) -> frozenset[int] | None:
+    """The user ids seated at the table, if `text` is a `seats` message (else None). The
+    look costs a short search of the text's start; a `seats` message is parsed once in a
+    process, whichever of its sockets asks (they share its text)."""
+    if text.find(SEATS_TYPE, 0, 48) == -1:
+        return None
+    return _seated_in(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _seated_in(text: str) -> frozenset[int] | None:
+    message = json.loads(text)
+    if message.get("type") != "seats":
+        return None
+    return frozenset(seat["user_id"] for seat in message["seats"])
