@@ -293,6 +293,38 @@ async def decide(table, clients: dict[int, Client_]) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_a_viewers_commands_are_seated_play_while_the_table_says_they_sit(clock):
+    """A socket learns that its viewer sits from its snapshot and the table's `seats`
+    messages, whichever socket took the seat: from then on their table commands count,
+    their own settings (`mute`, `auto_top_up`) never; once they left, nothing."""
+    table = await database_sync_to_async(TableFactory)(seats=6)
+    alice, bob = [await database_sync_to_async(funded_player)() for _ in "ab"]
+    tab, other_tab = connect_as(alice, table.id), connect_as(alice, table.id)
+    for client in (tab, other_tab):
+        await client.connect()
+    play = capacity.seated_play
+    assert (await tab.send("sit_out"))["code"] == "not_seated"
+    assert (await other_tab.send("sit", seat=1, buy_in=10_000))["type"] == "ack"
+    assert play.share() == 0.0  # a viewer's, both
+    await tab.until(lambda m: m.get("type") == "seats")
+    for cmd, fields in (
+        ("mute", {"player": bob.username, "on": True}),
+        ("auto_top_up", {"mode": "max"}),
+    ):
+        assert (await tab.send(cmd, **fields))["type"] == "ack"
+    assert play.share() == 0.0  # her own settings
+    assert (await tab.send("sit_out"))["type"] == "ack"
+    assert play.share() > 0.0  # a table command of a seated player
+    assert (await other_tab.send("leave"))["type"] == "ack"
+    await tab.until(lambda m: m.get("type") == "seats" and not m["seats"])
+    counted = play.share()
+    assert (await tab.send("sit_in"))["code"] == "not_seated"
+    assert play.share() == counted
+    for client in (tab, other_tab):
+        await client.ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
 async def test_a_room_full_of_seated_players_decisions_refuses_new_seats_and_plays_on(
     clock, settings, monkeypatch
 ):
