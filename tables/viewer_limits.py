@@ -37,20 +37,24 @@ key prefix (`keys`), by scripts that each do their part in one round trip:
   of its own) scored by when its lease ends, `LEASE` seconds on. A connect drops the
   expired members, counts the rest, and if under the cap adds its own and spends (or,
   for an address before its user's read, only finds) a token of the viewer's bucket,
-  all or nothing (`_ENTER`). A close removes its member, in a task of its own (a
-  disconnect never waits on Redis). Each process renews its sockets' leases every
-  `LEASE / 3` seconds (`_renew_leases`, which also puts back any that Redis lost in a
-  restart), so the sockets of a process killed outright count for at most `LEASE` more.
+  all or nothing (`_ENTER`). A close removes its member before its disconnect goes on
+  (a socket cancelled as its process stops leaves it to its lease). Each process renews
+  its sockets' leases every `LEASE / 3` seconds (`_renew_leases`, which also puts back
+  any that Redis lost in a restart), so the sockets of a process killed outright count
+  for at most `LEASE` more.
 * A viewer's bucket is a hash (its tokens, and when it was last refilled, by Redis's own
   clock, one for all the processes) that only the scripts change, refilling it as they
   go. A frame spends a token its process has leased from it (`_LEASE`: up to
-  `LEASE_TOKENS` at once, fewer when fewer are there): a busy viewer costs a round trip
-  every few frames, not one a frame (the room is short of CPU, not of Redis). Every
-  frame any process lets through spent a token of the one bucket, so over all processes
-  a viewer sends at most the burst at once and the rate a second, the bound of one
-  bucket; the batches only cost a viewer the few tokens their other processes hold
-  unspent. A process finding the bucket empty refuses that viewer's frames without
-  asking again until Redis said a token could be there.
+  `LEASE_TOKENS` at once, fewer when fewer are there; a connect may spend one too): a
+  viewer costs a round trip every few frames, not one a frame. The room is short of
+  CPU, not of Redis: a round trip costs a web process about 200 us of CPU, a frame's
+  own check under 1 us (bench/viewer_budget.py). Every frame any process lets through
+  spent a token of the one bucket, so over all processes a viewer sends at most the
+  rate a second, and the burst at once (and the few tokens each process still held
+  leased from before), the bound of one bucket; the batches only cost a viewer the few
+  tokens their other processes hold unspent. A process finding the
+  bucket empty refuses that viewer's frames without asking again until Redis said a
+  lease's worth could be there: a viewer flooding costs a round trip or two a lease.
 
 While Redis cannot be reached each process counts on its own, in its memory, as the room
 did before (a viewer may then hold N times as many sockets over N processes): an outage
@@ -88,8 +92,11 @@ Viewer = tuple[str, int | str]
 SWEEP_FROM = 1024
 # How long a socket's place in Redis lasts unless its process renews it (seconds).
 LEASE = 60.0
-# Tokens a process leases from a viewer's bucket at once, at most.
-LEASE_TOKENS = 5
+# Tokens a process leases from a viewer's bucket at once, at most: a Redis round trip
+# costs a web process about 200 us of CPU (redis-py's asyncio client, bench/viewer_budget.py),
+# a frame's own check under 1 us; a viewer on two processes may find 8 of their 40
+# stranded on the other.
+LEASE_TOKENS = 8
 # Redis's answer is awaited this long at most (seconds) before the process counts alone.
 REDIS_TIMEOUT = 1.0
 RETRY_AFTER = 5.0
@@ -143,7 +150,8 @@ return 1
 """
 )
 # Lease tokens: KEYS = (the bucket,); ARGV = (capacity, rate, most). Returns the tokens
-# granted and, when none, the milliseconds until one can be there.
+# granted and, when none, the milliseconds until a lease's worth can be there (asked
+# sooner, a flooding viewer would cost a round trip a token).
 _LEASE = (
     _BUCKET
     + """
@@ -154,7 +162,8 @@ local granted = math.min(tonumber(ARGV[3]), math.floor(tokens))
 save(KEYS[1], tokens - granted, now, capacity, rate)
 local wait = 0
 if granted == 0 then
-  if rate > 0 then wait = math.ceil((1 - tokens) / rate * 1000) else wait = -1 end
+  local batch = math.min(tonumber(ARGV[3]), capacity)
+  if rate > 0 then wait = math.ceil((batch - tokens) / rate * 1000) else wait = -1 end
 end
 return {granted, wait}
 """
