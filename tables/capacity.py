@@ -44,16 +44,21 @@ What the room saturates on is the machine's cores (README, "Speed": "the two cor
 the wall"), its processes and PostgreSQL taking turns on them; the thread's CPU on
 seated play is the part of that work a new seat adds to, measured where a web process
 can measure it. It leaves the waiting out: for PostgreSQL (whose CPU is the room's too),
-for the GIL, for a core. So its thresholds are lower than an occupancy's were: on the
-two-core development machine, at the 500-table load test's full room (a web process's
-thread occupied 80 % of the time, with 1,200 players seated and PostgreSQL, the timer
-loop and the load generator on the same cores), the thread spent about a fifth of a
-core on seated play. New seats are refused (`room_busy`, over the WebSocket and over
-HTTP alike) while it spent more than settings.SEATING_SHED_CPU (0.2) of a core; between
-settings.SEATING_SLOW_CPU (0.12) and that, the process is filling up (below). A machine
-whose room waits less for each core's worth of work (PostgreSQL on cores of its own,
-cores to spare) carries more: raise the two there, to where the load test
-(bench/load.py) shows the tail of the latency on others' sockets growing.
+for the GIL, for a core. So its thresholds are lower than an occupancy's were. On the
+two-core development machine the room was full (README, "Speed", session 31: 500
+tables, 1,212 players seated, a web process's thread occupied 80 % of the time, the
+room and the load generator using 1.42 of the two cores) at 63 decisions a second a web
+process, each costing it 5.86 ms of CPU; of a web process's CPU, the seated play on
+its database thread is 37 % (this change's 50-table load test: 5.6 s of 15.1 s, about
+one hop of 4.2 ms a decision on that day's slower machine). So the full room's thread
+spent about 0.14 of a core on seated play, and the 50-table room 0.05 (0.21 for a few
+seconds as its 300 players left at once). New seats are refused (`room_busy`, over the
+WebSocket and over HTTP alike) while it spent more than settings.SEATING_SHED_CPU (0.15)
+of a core; between settings.SEATING_SLOW_CPU (0.09, as 0.5 was to 0.8) and that, the
+process is filling up (below). A machine whose room waits less for each core's worth of
+work (PostgreSQL on cores of its own, cores to spare) carries more: raise the two
+there, to where the load test (bench/load.py) shows the tail of the latency on others'
+sockets growing.
 
 The trade, chosen: while another program holds the cores, the seated players are served
 more slowly and the room still seats whoever asks, as a neighbour's load is not a full

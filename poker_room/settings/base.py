@@ -124,9 +124,9 @@ TABLE_LOCK_TIMEOUT_MS = int(env_str("TABLE_LOCK_TIMEOUT_MS", "5000"))
 # development machine; raise both on a machine with cores to spare); with SEATING_OPEN
 # off, always (a process drained before a restart). Above the slow share, one new seat is
 # taken every SEATING_SLOW_INTERVAL seconds and the others are refused.
-SEATING_SLOW_CPU = float(env_str("SEATING_SLOW_CPU", "0.12"))
+SEATING_SLOW_CPU = float(env_str("SEATING_SLOW_CPU", "0.09"))
 SEATING_SLOW_INTERVAL = float(env_str("SEATING_SLOW_INTERVAL", "1"))
-SEATING_SHED_CPU = float(env_str("SEATING_SHED_CPU", "0.2"))
+SEATING_SHED_CPU = float(env_str("SEATING_SHED_CPU", "0.15"))
 SEATING_OPEN = env_bool("SEATING_OPEN", True)
 # Table sockets one viewer may hold open in a web process (tables/viewer_limits.py; each
 # process counts its own): a signed-in user, and a client address, which everyone behind

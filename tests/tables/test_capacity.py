@@ -57,8 +57,8 @@ def fresh_measure(monkeypatch, clock) -> None:
 def clock(monkeypatch, settings) -> Clock:
     """A fresh measure on a clock of the test's, and the room's default thresholds (the
     suite's settings raise them out of the way)."""
-    settings.SEATING_SHED_CPU = 0.2
-    settings.SEATING_SLOW_CPU = 0.12
+    settings.SEATING_SHED_CPU = 0.15
+    settings.SEATING_SLOW_CPU = 0.09
     settings.SEATING_SLOW_INTERVAL = 1.0
     clock = Clock()
     fresh_measure(monkeypatch, clock)
@@ -154,12 +154,12 @@ def test_players_back_at_their_pace_are_forgotten_when_the_map_has_doubled(clock
 
 
 def test_a_new_seat_is_refused_only_above_the_threshold_or_while_seating_is_closed(clock, settings):
-    played(0.12)  # an arrival of players sitting down: busy, not full
+    played(0.08)  # an arrival of players sitting down: busy, not full
     for user_id in range(10):
         sit_asks(user_id)  # every one taken
-    played(0.05)
+    played(0.04)
     sit_asks()  # filling up (below)
-    played(0.05)
+    played(0.04)
     with pytest.raises(capacity.RoomBusy) as refused:
         sit_asks()
     assert refused.value.code == "room_busy"
@@ -172,8 +172,8 @@ def test_a_new_seat_is_refused_only_above_the_threshold_or_while_seating_is_clos
 
 
 def test_a_filling_room_takes_one_new_seat_a_second(clock):
-    played(0.15)
-    assert capacity.seating_now() == (Seating.SLOWED, pytest.approx(0.15))
+    played(0.12)
+    assert capacity.seating_now() == (Seating.SLOWED, pytest.approx(0.12))
     sit_asks(user_id=1)
     sit_asks(user_id=1)  # the same sit asked again (the consumer, then the service): let in
     for user_id, table_id in ((2, 1), (1, 2)):  # another player, another table
@@ -194,11 +194,11 @@ def test_a_filling_room_takes_one_new_seat_a_second(clock):
 
 
 def test_a_room_below_the_slow_share_seats_all_who_ask_and_above_the_full_share_none(clock):
-    played(0.12)
+    played(0.08)
     assert capacity.seating_now()[0] is Seating.OPEN
     for user_id in range(10):
         sit_asks(user_id)
-    played(0.09)
+    played(0.08)
     assert capacity.seating_now()[0] is Seating.CLOSED
     with pytest.raises(capacity.RoomBusy) as refused:
         sit_asks()
@@ -236,7 +236,7 @@ async def test_a_filling_room_seats_one_player_a_second_over_the_socket(clock):
     for client in clients:
         await client.connect()
     first, second, third = clients
-    played(0.15)  # the test's clock stands still meanwhile
+    played(0.12)  # the test's clock stands still meanwhile
     transactions = await database_sync_to_async(LedgerTransaction.objects.count)()
 
     assert (await first.send("sit", seat=1, buy_in=10_000))["type"] == "ack"
@@ -443,8 +443,8 @@ async def test_programs_loading_the_cores_do_not_make_the_room_refuse_a_seat(set
     a while) while two players play at a table: every hop of the room waits for a core,
     and the measure, the CPU the seated play itself spends, stays where it was: a new
     player sits, at the room's default thresholds."""
-    settings.SEATING_SHED_CPU = 0.2
-    settings.SEATING_SLOW_CPU = 0.12
+    settings.SEATING_SHED_CPU = 0.15
+    settings.SEATING_SLOW_CPU = 0.09
     fresh_measure(monkeypatch, time.monotonic)
     table = await database_sync_to_async(TableFactory)(
         seats=6, pause_between_hands_ms=0, action_seconds=60
@@ -536,7 +536,7 @@ def test_a_sit_a_filling_room_let_in_is_not_asked_again_under_the_lock(clock, mo
     """The lock's wait could outlast the interval, and the seat go to another sit."""
     table = TableFactory(seats=6)
     alice = funded_player()
-    played(0.15)
+    played(0.12)
     asked = []
     ask = capacity.refuse_new_seat_when_busy
     monkeypatch.setattr(

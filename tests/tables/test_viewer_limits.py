@@ -470,8 +470,8 @@ async def test_sessions_that_name_nobody_are_read_until_the_address_is_out_of_to
 async def test_a_rate_limited_sit_does_not_take_the_seat_of_a_slowed_second(
     table, settings, monkeypatch
 ):
-    settings.SEATING_SHED_CPU = 0.2
-    settings.SEATING_SLOW_CPU = 0.12
+    settings.SEATING_SHED_CPU = 0.15
+    settings.SEATING_SLOW_CPU = 0.09
     settings.SEATING_SLOW_INTERVAL = 1.0
     settings.TABLE_VIEWER_BURST = 2  # a connect and one command each
     settings.TABLE_VIEWER_PER_SECOND = 0
@@ -482,7 +482,7 @@ async def test_a_rate_limited_sit_does_not_take_the_seat_of_a_slowed_second(
     alice, bob = await db(funded_player)(), await db(funded_player)()
     a, b = await opened(alice, table.id), await opened(bob, table.id)
     await still_open(a)  # alice's last token
-    capacity.seated_play.add(0.15 * capacity.WINDOW)  # filling up: one new seat this second
+    capacity.seated_play.add(0.12 * capacity.WINDOW)  # filling up: one new seat this second
     assert capacity.seating_now()[0] is capacity.Seating.SLOWED
     assert (await a.send("sit", seat=1, buy_in=10_000))["code"] == "rate_limited"
     assert (await b.send("sit", seat=2, buy_in=10_000))["type"] == "ack"  # the seat was free
