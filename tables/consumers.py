@@ -31,11 +31,21 @@ or may not have been carried out, so the client resynchronises and decides again
 handshake is accepted at once; an unknown table is then closed with 4404, and a fault
 while connecting with 1013 (try again later), never 1011.
 
-Limits per viewer (tables/viewer_limits.py: a user, or a spectator's address): a socket
-over its viewer's cap, or a connect when the viewer's shared token bucket is empty, is
-closed with 4429 (too many sockets or too fast: try again later) and does nothing more;
-a frame when that bucket is empty gets `rate_limited`, as over this socket's own. After
-the server closes a socket (4404, 4429, 1013) nothing the client sends is read.
+Limits per viewer (tables/viewer_limits.py: a user, or a spectator's address, over all
+the room's web processes): a socket over its viewer's cap, or a connect when the
+viewer's shared token bucket is empty, is closed with 4429 (too many sockets or too
+fast: try again later) and does nothing more; a frame when that bucket is empty gets
+`rate_limited`, as over this socket's own. After the server closes a socket (4404,
+4429, 1013) nothing the client sends is read.
+
+Seated play first (issue #46): the socket knows whether its viewer holds a seat at the
+table (`seated`, from its last snapshot and the stream's `seats` messages, whichever
+socket or process took or freed the seat). A seated player's decisions and table
+commands go to the database thread before what viewers without a seat send, and are
+what the room's seating measures (tables/hop_order.py, tables/capacity.py); a player's
+own settings (`mute`, `auto_top_up`, `PLAYER_SETTINGS`) never are. A viewer without a
+seat's snapshot comes from the table's cached public form (tables/snapshot_cache.py);
+a seated player's is read whole.
 
 A socket's commands run in order, one at a time, in a task of their own beside the
 socket's loop (a lane, `_lane`): the table's stream keeps reaching the socket while one

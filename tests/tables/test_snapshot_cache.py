@@ -25,21 +25,14 @@ on_sockets = pytest.mark.django_db(transaction=True)
 
 
 class Reads:
-    """`public_snapshot_read` counted (and, with `hold`, held until released), as the
-    consumer calls it."""
+    """`public_snapshot_read` counted, as the consumer calls it."""
 
-    def __init__(self, monkeypatch, *, hold: bool = False) -> None:
+    def __init__(self, monkeypatch) -> None:
         self.count = 0
-        self.started = threading.Event()
-        self.release = threading.Event()
-        if not hold:
-            self.release.set()
         monkeypatch.setattr(consumers, "public_snapshot_read", self)
 
     def __call__(self, table_id: int):
         self.count += 1
-        self.started.set()
-        self.release.wait(timeout=30)
         return public_snapshot_read(table_id)
 
 
