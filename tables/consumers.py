@@ -397,9 +397,17 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # This socket's bucket, then its viewer's, shared by all their sockets: a frame
         # refused by either is not carried out (a `sit` then never takes the seat a
         # filling room hands out each second, tables/capacity.py).
-        if not self.bucket.take(time.monotonic()):
+        own = self.bucket.take(time.monotonic())
+        viewers: bool | None = True
+        if own and self.place is not None:
+            # Leased to this process already (no await), or asked of Redis for the next
+            # few (tables/viewer_limits.py).
+            viewers = self.place.take_here()
+            if viewers is None:
+                viewers = await self.place.take()
+        if not own:
             await self._refuse_rate(seq, "", self.rate_burst, self.rate_per_second)
-        elif self.place is not None and not await self._viewer_token():
+        elif not viewers:
             await self._refuse_rate(
                 seq,
                 " over all your connections",
@@ -410,13 +418,6 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self._send_error(seq, problem.code, problem.message)
         else:
             await self.receive_json(content)
-
-    async def _viewer_token(self) -> bool:
-        """A token of this socket's viewer, shared by all their sockets in the room:
-        leased to this process already, or asked of Redis (tables/viewer_limits.py)."""
-        assert self.place is not None  # noqa: S101 - the caller checked
-        here = self.place.take_here()
-        return here if here is not None else await self.place.take()
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         """A command, numbered in the order it came, to one of the socket's lanes: a
