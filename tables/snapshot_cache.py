@@ -59,21 +59,22 @@ def public_snapshot_read(table_id: int) -> PublicSnapshot:
     return table_read(table_id, lambda table: table_snapshot_public(table=table))
 
 
-class _Table:
-    """One table's cached snapshot: an inbox of its feed, whose every message (or
-    resync) drops it."""
+class _Table(asyncio.Queue[Any]):
+    """One table's cached snapshot: an inbox of its feed that keeps nothing, whose every
+    message (or resync) drops the snapshot."""
 
     def __init__(self, table_id: int) -> None:
+        super().__init__()
         self.table_id = table_id
-        self.followers: weakref.WeakSet[Inbox] = weakref.WeakSet()  # consumers' inboxes
+        self.followers: weakref.WeakSet[Inbox[Any]] = weakref.WeakSet()  # consumers' inboxes
         self.joined = False  # to the table's feed
         self.moved = 0  # messages seen since joined
         self.snapshot: PublicSnapshot | None = None  # read with nothing moved since
         self.reading: asyncio.Task[PublicSnapshot] | None = None
         self.reading_from = 0  # `moved` when that read began
 
-    def put_nowait(self, message: Any) -> None:
-        """The feed's delivery (an inbox's method): the table moved on."""
+    def put_nowait(self, item: Any) -> None:
+        """The feed's delivery: the table moved on."""
         self.moved += 1
         self.snapshot = None
 
@@ -88,7 +89,7 @@ class SnapshotCache:
         """Reads under way (for the tests)."""
         return sum(entry.reading is not None for entry in self._tables.values())
 
-    async def follow(self, table_id: int, inbox: Inbox) -> None:
+    async def follow(self, table_id: int, inbox: Inbox[Any]) -> None:
         """A consumer with this inbox follows the table's feed (joined it): the cache
         follows it too, from now until the last such consumer here `unfollow`s it."""
         entry = self._tables.get(table_id)
@@ -100,7 +101,7 @@ class SnapshotCache:
             await table_feed().join(table_id, entry)
             entry.joined = True
 
-    async def unfollow(self, table_id: int, inbox: Inbox) -> None:
+    async def unfollow(self, table_id: int, inbox: Inbox[Any]) -> None:
         """The consumer leaves the table's feed: the cache too, if it was the last (one
         that ended without saying so is gone from `followers` by itself)."""
         entry = self._tables.get(table_id)
