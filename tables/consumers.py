@@ -205,7 +205,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             opened = await self._connect()
         except Exception:
             logger.exception("table %s: connecting failed", self.table_id)
-            await self._close(1013)  # try again later
+            await self._refuse(1013)  # try again later
         finally:
             # Refused, closed or failed halfway (cancelled too): it holds no place from now.
             if not opened:
@@ -225,7 +225,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             client_address(self.scope), maybe_signed_in=socket_may_have_user(self.scope)
         )
         if self.place is None:
-            await self._close(CLOSE_TOO_MANY)
+            await self._refuse(CLOSE_TOO_MANY)
             return False
         # The user too, found only now (poker_room/socket_auth.py): the handshake never
         # waits for the database thread, the rest of the connect does.
@@ -233,10 +233,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             self.user = await socket_user(self.scope)
         self.viewer_id = self.user.id if self.user is not None else None
         if not await self.place.identify(self.viewer_id):  # the user's cap and token
-            await self._close(CLOSE_TOO_MANY)
+            await self._refuse(CLOSE_TOO_MANY)
             return False
         if not await on_database_thread(Table.objects.filter(pk=self.table_id).exists):
-            await self._close(4404)
+            await self._refuse(4404)
             return False
         await table_feed().join(self.table_id, self.inbox)
         self.following = True
@@ -258,6 +258,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             except Exception:  # the connection works without the bonus: keep it
                 logger.exception("table %s: the reconnect bonus failed", self.table_id)
         return True
+
+    async def _refuse(self, code: int) -> None:
+        """Close a socket that did not open: its places given back first (in Redis too),
+        so that a client told 4429 may open another at once elsewhere."""
+        await self._release_place()
+        await self._close(code)
 
     async def _close(self, code: int) -> None:
         """Close the socket from the server's side; nothing it sends is read after."""
