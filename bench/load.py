@@ -6,8 +6,8 @@ Start the room in another terminal, then, with the room's DATABASE_URL:
     python bench/load.py --tables 50 --players-per-table 6 --duration 90
 
 Every bot connects from 127.0.0.1, each as a player of its own: a room left at the
-default of 64 table sockets per address in each web process (README, "Limits per
-viewer") closes the rest with 4429, which the bots take as "try again later" until they
+default of 64 table sockets per address (README, "Limits per viewer") closes the rest
+with 4429, which the bots take as "try again later" until they
 give up. Each bot's own user stays under the per-user limits.
 
 The bots (tables.bots) think 1-3 s before each action (`--think`), let 2 % of their turns

@@ -22,23 +22,34 @@ Protocol (docs/protocol.md has the whole of it, with an example session):
   (`player_presence_group`), so a tab served by another web process counts too.
 
 Robustness: no frame closes the socket. A frame over `MAX_FRAME_CHARS`, one that is not
-JSON (too deeply nested included), a field out of range or longer than `MAX_TEXT_CHARS`
-each get an `error` with a code; more than `RATE_BURST` commands at once (refilled at
-`RATE_PER_SECOND`) get `rate_limited` and do not run. A command that meets a database or
-Redis fault (or any bug) is answered `server_error` and logged with the table id: it may
-or may not have been carried out, so the client resynchronises and decides again (an
-`act` carrying its `turn` is then refused as `stale` if it had been applied). The
-handshake is accepted at once; an unknown table is then closed with 4404, and a fault
-while connecting with 1013 (try again later), never 1011.
+JSON (too deeply nested included), a field out of range, or a string its field's rule
+refuses (tables/commands.py) each get an `error` with a code; more than `RATE_BURST`
+commands at once (refilled at `RATE_PER_SECOND`) get `rate_limited` and do not run. A
+command that meets a database or Redis fault (or any bug) is answered `server_error` and
+logged with the table id: it may or may not have been carried out, so the client
+resynchronises and decides again (an `act` carrying its `turn` is then refused as
+`stale` if it had been applied). The handshake is accepted at once; an unknown table is
+then closed with 4404, and a fault while connecting with 1013 (try again later), never
+1011.
 
-Limits per viewer (tables/viewer_limits.py: a user, or a spectator's address): a socket
-over its viewer's cap, or a connect when the viewer's shared token bucket is empty, is
-closed with 4429 (too many sockets or too fast: try again later) and does nothing more;
-a frame when that bucket is empty gets `rate_limited`, as over this socket's own. A
-player's socket acts for them only while their session lives and their account may play
-(tables/session_watch.py): closed with 4401 once the session ends, its commands refused
-`cannot_play` while the account may not play. After the server closes a socket (4401,
-4404, 4429, 1013) nothing the client sends is read.
+Limits per viewer (tables/viewer_limits.py: a user, or a spectator's address, over all
+the room's web processes): a socket over its viewer's cap, or a connect when the
+viewer's shared token bucket is empty, is closed with 4429 (too many sockets or too
+fast: try again later) and does nothing more; a frame when that bucket is empty gets
+`rate_limited`, as over this socket's own. A player's socket acts for them only while
+their session lives and their account may play (tables/session_watch.py): closed with
+4401 once the session ends, its commands refused `cannot_play` while the account may not
+play. After the server closes a socket (4401, 4404, 4429, 1013) nothing the client sends
+is read.
+
+Seated play first (issue #46): the socket knows whether its viewer holds a seat at the
+table (`seated`, from its last snapshot and the stream's `seats` messages, whichever
+socket or process took or freed the seat). A seated player's decisions and table
+commands go to the database thread before what viewers without a seat send, and are
+what the room's seating measures (tables/hop_order.py, tables/capacity.py); a player's
+own settings (`mute`, `auto_top_up`, `PLAYER_SETTINGS`) never are. A viewer without a
+seat's snapshot comes from the table's cached public form (tables/snapshot_cache.py);
+a seated player's is read whole.
 
 A socket's commands run in order, one at a time, in a task of their own beside the
 socket's loop (a lane, `_lane`): the table's stream keeps reaching the socket while one
@@ -65,6 +76,7 @@ snapshot). Messages the snapshot already covers are dropped.
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import time
@@ -77,7 +89,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import DataError, connection, transaction
+from django.db import DataError
 
 from accounts.models import User
 from cashier.exceptions import IdempotencyKeyInvalid
@@ -85,16 +97,22 @@ from cashier.idempotency import client_idempotency_key
 from poker_room.socket_auth import socket_may_have_user, socket_user
 from poker_room.socket_loop import dispatch_from_queue
 from tables import viewer_limits
-from tables.capacity import occupying, on_database_thread, refuse_new_seat_when_busy
-from tables.commands import COMMANDS, CommandError, Sit, Snapshot, command_parse
+from tables.capacity import (
+    in_turn,
+    on_database_thread,
+    play_urgency,
+    refuse_new_seat_when_busy,
+)
+from tables.commands import COMMANDS, Command, CommandError, Sit, Snapshot, command_parse
 from tables.events import messages_from_group, player_presence_group
 from tables.exceptions import TableError
 from tables.feed import new_inbox, table_feed
 from tables.hop_order import Urgency
 from tables.models import Seat, Table
-from tables.selectors import table_snapshot
+from tables.selectors import snapshot_for_viewer, table_snapshot
 from tables.services import play
 from tables.session_watch import CLOSE_SIGNED_OUT, session_watch
+from tables.snapshot_cache import public_snapshot_read, snapshot_cache, table_read
 from tables.viewer_limits import SocketPlace, TokenBucket, client_address
 
 logger = logging.getLogger(__name__)
@@ -113,6 +131,8 @@ DECISIONS_WAIT_FOR = frozenset({"leave", "advance"})
 # A socket over its viewer's cap, or a connect with no token left (tables/viewer_limits.py):
 # too many sockets or too fast, try again later.
 CLOSE_TOO_MANY = 4429
+# A player's own settings, no table's: never seated play (tables/hop_order.py).
+PLAYER_SETTINGS = frozenset({"mute", "auto_top_up"})
 
 
 class TableConsumer(AsyncJsonWebsocketConsumer):
@@ -175,6 +195,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.connection_id = uuid.uuid4().hex
         self.bucket = TokenBucket(capacity=self.rate_burst, rate=self.rate_per_second)
         self.present = False  # in the player's presence group
+        # Seated at the table, as the last snapshot or `seats` message sent here said:
+        # their commands are then seated play (tables/hop_order.py, tables/capacity.py).
+        self.seated = False
         # The last version this client has (None until the snapshot), messages that
         # arrived ahead of a missing one, by version, and the version being waited for.
         self.version: int | None = None
@@ -187,11 +210,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             opened = await self._connect()
         except Exception:
             logger.exception("table %s: connecting failed", self.table_id)
-            await self._close(1013)  # try again later
+            await self._refuse(1013)  # try again later
         finally:
             # Refused, closed or failed halfway (cancelled too): it holds no place from now.
             if not opened:
-                self._give_back_place()
+                await self._release_place()
 
     async def _connect(self) -> bool:
         """Accept, then follow the table; False if the socket was closed instead."""
@@ -203,27 +226,28 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.accept()
         # The address's cap (and a spectator's token) before the user's read: an address
         # over its cap, or reconnecting too fast, costs no database hop.
-        self.place = viewer_limits.limits.socket_opens(
+        self.place = await viewer_limits.limits.socket_opens(
             client_address(self.scope), maybe_signed_in=socket_may_have_user(self.scope)
         )
         if self.place is None:
-            await self._close(CLOSE_TOO_MANY)
+            await self._refuse(CLOSE_TOO_MANY)
             return False
         # The user too, found only now (poker_room/socket_auth.py): the handshake never
         # waits for the database thread, the rest of the connect does.
-        async with occupying():  # the session's user, read on the database thread
+        async with in_turn():  # the session's user, read on the database thread
             self.user = await socket_user(self.scope)
         self.viewer_id = self.user.id if self.user is not None else None
         # Closed (CLOSE_SIGNED_OUT) when the session ends (tables/session_watch.py).
         session_watch().add(self.scope, self.inbox)
-        if not self.place.identify(self.viewer_id):  # the user's cap and token
-            await self._close(CLOSE_TOO_MANY)
+        if not await self.place.identify(self.viewer_id):  # the user's cap and token
+            await self._refuse(CLOSE_TOO_MANY)
             return False
         if not await on_database_thread(Table.objects.filter(pk=self.table_id).exists):
-            await self._close(4404)
+            await self._refuse(4404)
             return False
         await table_feed().join(self.table_id, self.inbox)
         self.following = True
+        await snapshot_cache().follow(self.table_id, self.inbox)
         if self.user is not None:
             presence = player_presence_group(self.table_id, self.viewer_id)
             await self.channel_layer.group_add(presence, self.channel_name)
@@ -236,11 +260,17 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                     play.seat_reconnected,
                     table_id=self.table_id,
                     user=self.user,
-                    urgency=Urgency.TABLE,
+                    urgency=play_urgency(user_id=self.user.pk, decision=False),
                 )
             except Exception:  # the connection works without the bonus: keep it
                 logger.exception("table %s: the reconnect bonus failed", self.table_id)
         return True
+
+    async def _refuse(self, code: int) -> None:
+        """Close a socket that did not open: its places given back first (in Redis too),
+        so that a client told 4429 may open another at once elsewhere."""
+        await self._release_place()
+        await self._close(code)
 
     async def _close(self, code: int) -> None:
         """Close the socket from the server's side; nothing it sends is read after."""
@@ -249,7 +279,16 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     def _give_back_place(self) -> None:
         if self.place is not None:
-            self.place.give_back()  # once, however often asked
+            self.place.give_back()  # once, however often asked (in Redis: its lease ends)
+
+    async def _release_place(self) -> None:
+        """Give the socket's places back, in Redis too before going on (but while this
+        task is being cancelled, as its process stops: its lease ends them there)."""
+        task = asyncio.current_task()
+        if self.place is None or (task is not None and task.cancelling()):
+            self._give_back_place()
+        else:
+            await self.place.release()
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels' own dispatch first runs close_old_connections in a worker thread: a
@@ -268,7 +307,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await handler(message)
 
     async def disconnect(self, code: int) -> None:
-        self._give_back_place()
+        await self._release_place()
         # The commands sent before the close are carried out before it is handled (a
         # drop recorded after the `act` that came first), as when they ran in the loop.
         await self.decisions.join()
@@ -279,6 +318,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if getattr(self, "following", False):
             self.following = False
             try:
+                await snapshot_cache().unfollow(self.table_id, self.inbox)
                 await table_feed().leave(self.table_id, self.inbox)
             except Exception:
                 logger.exception("table %s: leaving the feed failed", self.table_id)
@@ -301,7 +341,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 play.seat_disconnected,
                 table_id=self.table_id,
                 user=self.user,
-                urgency=Urgency.TABLE,
+                urgency=play_urgency(user_id=user_id, decision=False),
             )
         except Exception:
             logger.exception("table %s: recording the drop of %s failed", self.table_id, user_id)
@@ -316,25 +356,38 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         async with self.snapshot_lock:
             self._stop_waiting()
             self.version = None
-            snapshot = await on_database_thread(self._snapshot)
-            await self.send_json(snapshot)
+            snapshot, text = await self._snapshot_now()
+            await self.send(text_data=text)
             self.version = snapshot["v"]
+            self.seated = snapshot["you"] is not None
             self.early = {v: body for v, body in self.early.items() if v > self.version}
             await self._send_in_order()
-            return snapshot["you"] is not None
+            return self.seated
+
+    async def _snapshot_now(self) -> tuple[dict[str, Any], str]:
+        """This viewer's snapshot, and its JSON text. A viewer without a seat's comes
+        from the table's cached public form (tables/snapshot_cache.py: no database hop
+        for a spectator, a few rows of their own for a signed-in viewer); a seated
+        player's is read whole, as seated play (tables/capacity.py). The public form
+        says whether the viewer holds a seat at its version."""
+        if not self.seated:
+            public = await snapshot_cache().public(
+                self.table_id, lambda: on_database_thread(public_snapshot_read, self.table_id)
+            )
+            if self.user is None:
+                return public.body, public.text
+            if self.user.pk not in public.seated:
+                snapshot = await on_database_thread(snapshot_for_viewer, public, user=self.user)
+                return snapshot, json.dumps(snapshot)
+        urgency = Urgency.OTHER
+        if self.user is not None:
+            urgency = play_urgency(user_id=self.user.pk, decision=False)
+        snapshot = await on_database_thread(self._snapshot, urgency=urgency)
+        return snapshot, json.dumps(snapshot)
 
     def _snapshot(self) -> dict[str, Any]:
-        # One moment of the table: its version `v` and everything shown at `v` are read
-        # in one REPEATABLE READ snapshot, or a command committed in between would be in
-        # the snapshot and again on the stream after it. (Inside a test's transaction the
-        # isolation is the test's.)
-        outermost = not connection.in_atomic_block
-        with transaction.atomic():
-            if outermost:
-                with connection.cursor() as cursor:
-                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            table = Table.objects.select_related("stake_level").get(pk=self.table_id)
-            return table_snapshot(table=table, user=self.user)
+        """This viewer's snapshot, read whole (on the database thread)."""
+        return table_read(self.table_id, lambda table: table_snapshot(table=table, user=self.user))
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """One frame: exactly one answer, whatever it holds; the socket stays open."""
@@ -357,9 +410,17 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # This socket's bucket, then its viewer's, shared by all their sockets: a frame
         # refused by either is not carried out (a `sit` then never takes the seat a
         # filling room hands out each second, tables/capacity.py).
-        if not self.bucket.take(time.monotonic()):
+        own = self.bucket.take(time.monotonic())
+        viewers: bool | None = True
+        if own and self.place is not None:
+            # Leased to this process already (no await), or asked of Redis for the next
+            # few (tables/viewer_limits.py).
+            viewers = self.place.take_here()
+            if viewers is None:
+                viewers = await self.place.take()
+        if not own:
             await self._refuse_rate(seq, "", self.rate_burst, self.rate_per_second)
-        elif self.place is not None and not self.place.take():
+        elif not viewers:
             await self._refuse_rate(
                 seq,
                 " over all your connections",
@@ -504,8 +565,18 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             table_id=self.table_id,
             user=self.user,
             idempotency_key=key,
-            urgency=Urgency.CLOCK if command.on_clock else Urgency.TABLE,
+            urgency=self._command_urgency(command),
         )
+        if isinstance(command, Sit):
+            self.seated = True  # as the `seats` message on its way will say
+
+    def _command_urgency(self, command: Command) -> Urgency:
+        """A seated player's decision first, their other table commands next (as seated
+        play, at a player's pace: tables/capacity.py); what viewers without a seat send,
+        and a player's own settings, after those."""
+        if not self.seated or command.name in PLAYER_SETTINGS or self.user is None:
+            return Urgency.OTHER
+        return play_urgency(user_id=self.user.pk, decision=command.on_clock)
 
     async def session_ended(self, message: dict[str, Any]) -> None:
         """The socket's session ended (logged out, a password changed, the account
@@ -561,7 +632,13 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def _send_messages(self, texts: list[str]) -> None:
         """Send stream messages (JSON texts, in order) in one frame: a command's messages
         (a deal's dozen included) cost each socket one frame, not one each. One message
-        goes as itself, several as a JSON array of them (docs/protocol.md)."""
+        goes as itself, several as a JSON array of them (docs/protocol.md). A `seats`
+        message among them says whether this viewer is seated now."""
+        if self.viewer_id is not None:
+            for text in texts:
+                seated = seated_in(text)
+                if seated is not None:
+                    self.seated = self.viewer_id in seated
         if len(texts) == 1:
             await self.send(text_data=texts[0])
         elif texts:
@@ -588,3 +665,25 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self._send_messages(ready)
         except Exception:  # a task of its own: nobody else would see it fail
             logger.exception("table %s: passing on held messages failed", self.table_id)
+
+
+# How a `seats` message's text begins (tables.events.TableMessage.for_user: its version,
+# then its type), within its first characters whatever the version.
+SEATS_TYPE = '"type": "seats"'
+
+
+def seated_in(text: str) -> frozenset[int] | None:
+    """The user ids seated at the table, if `text` is a `seats` message (else None). The
+    look costs a short search of the text's start; a `seats` message is parsed once in a
+    process, whichever of its sockets asks (they share its text)."""
+    if text.find(SEATS_TYPE, 0, 48) == -1:
+        return None
+    return _seated_in(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _seated_in(text: str) -> frozenset[int] | None:
+    message = json.loads(text)
+    if message.get("type") != "seats":
+        return None
+    return frozenset(seat["user_id"] for seat in message["seats"])

@@ -1,5 +1,6 @@
-"""The order in which a web process's hops reach its database thread: a decision a turn's
-clock waits for first, then the other table commands, then what only shows the table.
+"""The order in which a web process's hops reach its database thread: a seated player's
+decision a turn's clock waits for first, then the seated players' other table commands,
+then what viewers without a seat ask, then what only shows the table.
 
 Every table command, snapshot and connection check of a web process runs on its one
 database thread (tables/capacity.py), and that thread's own queue is first come, first
@@ -17,6 +18,14 @@ commands are carried out one after another, but for its decisions, which go ahea
 its other commands still waiting (tables/consumers.py): a player's `act` must not wait
 behind the `sit_out` they clicked a moment before it either.
 
+The seated players' play goes before anything a viewer without a seat asks (issue #46:
+four free accounts flooding `snapshot`, `mute` and `auto_top_up` went in turn with the
+players' commands). The consumer says which a hop is (`Urgency`): a command is the
+seated players' only when its sender holds a seat at the table (a decision or a table
+command) and keeps to a player's pace (tables/capacity.py, `PlayerPace`); a viewer's
+hops can then hold seated play back by no more than the `DEPTH` hops handed over before
+it came. What goes first is also what tables/capacity.py measures.
+
 The one rule this bends: while decisions alone fill the thread, the rest waits. A room
 in that state is past its capacity whatever the order, and seats no one meanwhile.
 """
@@ -33,11 +42,21 @@ DEPTH = 2
 
 
 class Urgency(enum.IntEnum):
-    """What a hop is for, most urgent first."""
+    """What a hop is for, most urgent first. CLOCK and TABLE are the seated players'
+    play (`SEATED_PLAY`), what tables/capacity.py measures."""
 
-    CLOCK = 0  # a decision a turn's clock waits for (act, run it twice)
-    TABLE = 1  # the other table commands (sit, sit out, leave, top up, ...)
-    VIEW = 2  # what only shows the table: snapshots, a socket's connection checks
+    CLOCK = 0  # a seated player's decision a turn's clock waits for (act, run it twice)
+    # A seated player's other table commands (sit out, leave, top up, ...), their
+    # snapshots and the records of their connection (a drop, a reconnect).
+    TABLE = 1
+    # What a viewer without a seat sends (a sit among it), a player's own settings (mute,
+    # auto top-up: no table's), seated play past its player's pace.
+    OTHER = 2
+    VIEW = 3  # what only shows the table to a viewer without a seat; connection checks
+
+
+# The hops of the seated players' play.
+SEATED_PLAY = frozenset({Urgency.CLOCK, Urgency.TABLE})
 
 
 class HopOrder:

@@ -1,6 +1,9 @@
 """Read-only views of tables, filtered for the viewer (STYLE §7, §8)."""
 
+import json
+from dataclasses import dataclass, replace
 from datetime import timedelta
+from functools import cached_property
 from typing import Any
 
 from django.db.models import Exists
@@ -185,10 +188,88 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
     """Everything a viewer may see of the table now, at stream version `v`.
 
     A seated player sees their own hole cards; nobody sees anyone else's before they are
-    shown; the deck and salt never appear.
+    shown; the deck and salt never appear. A viewer without a seat sees what a spectator
+    sees, with their own part added (`snapshot_for_viewer`).
     """
     seats = table_seats(table=table)
     mine = next((s for s in seats if user is not None and s.player_id == user.id), None)
+    if mine is None:
+        return snapshot_for_viewer(_public_snapshot(table=table, seats=seats), user=user)
+    chat = chat_recent(table=table, seats=seats, user=user)
+    body = _snapshot_body(table=table, seats=seats, mine=mine, user=user, chat=chat)
+    body["muted"] = chat_muted(user=user)
+    body["auto_top_up"] = auto_top_up_of(user=user)
+    return body
+
+
+@dataclass(frozen=True)
+class PublicSnapshot:
+    """The table as an anonymous spectator sees it at one version (`body`, the snapshot
+    they are sent), and what a signed-in viewer without a seat adds to it
+    (`snapshot_for_viewer`): the players seated at that version, the table (its stake
+    level: their buy-in range), the chat's lines with their authors (their mutes). The
+    web processes keep one a table and version for every spectator (tables/snapshot_cache.py).
+    """
+
+    body: dict[str, Any]
+    seated: frozenset[int]
+    table: Table
+    chat: list[tuple[int, ChatSent]]  # (author's user id, line as no one muted it)
+
+    @property
+    def version(self) -> int:
+        return self.body["v"]
+
+    @cached_property
+    def text(self) -> str:
+        """`body` as the JSON text sent, encoded once for every spectator sent it."""
+        return json.dumps(self.body)
+
+
+def table_snapshot_public(*, table: Table) -> PublicSnapshot:
+    """The table as an anonymous spectator sees it now (read in one transaction's
+    snapshot by the caller, as `table_snapshot`)."""
+    return _public_snapshot(table=table, seats=table_seats(table=table))
+
+
+def _public_snapshot(*, table: Table, seats: list[Seat]) -> PublicSnapshot:
+    lines = _chat_lines(table=table, seats=seats)
+    chat = [line.form_for(None) for _, line in lines]
+    return PublicSnapshot(
+        body=_snapshot_body(table=table, seats=seats, mine=None, user=None, chat=chat),
+        seated=frozenset(s.player_id for s in seats),
+        table=table,
+        chat=lines,
+    )
+
+
+def snapshot_for_viewer(public: PublicSnapshot, *, user: User | None) -> dict[str, Any]:
+    """The snapshot of a viewer without a seat at `public`'s version: the spectator's,
+    with their buy-in range, their mutes (the lines of authors they muted shown so) and
+    their auto top-up order; read now (none of it is the table's stream). An anonymous
+    viewer's is the spectator's as it is."""
+    if user is None or not user.is_authenticated:
+        return public.body
+    mutes = list(ChatMute.objects.filter(muter=user).select_related("muted"))
+    muted = {m.muted_id for m in mutes}
+    low, high = buy_in_range(table=public.table, user=user)
+    return {
+        **public.body,
+        "buy_in": {"min": low, "max": high},
+        "chat": [
+            (replace(line, muted_by=[user.id]) if author in muted else line).form_for(user.id)
+            for author, line in public.chat
+        ],
+        "muted": sorted(m.muted.username for m in mutes),
+        "auto_top_up": auto_top_up_of(user=user),
+    }
+
+
+def _snapshot_body(
+    *, table: Table, seats: list[Seat], mine: Seat | None, user: User | None, chat: list[dict]
+) -> dict[str, Any]:
+    """A snapshot as `mine` (None: a viewer without a seat) sees the table, `chat` its
+    lines as they read them; a viewer without a seat's own part left as a spectator's."""
     hand = hand_in_progress(table=table)
     hand_view = None
     if hand is not None:
@@ -216,10 +297,6 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
         hand_view["turn"] = hand.turn_version
         hand_view["deadline"] = hand.turn_deadline.isoformat() if hand.turn_deadline else None
         hand_view["log"] = hand_log_for(hand=hand, seat=viewer_seat)
-    buy_in = None
-    if user is not None and user.is_authenticated and mine is None:
-        low, high = buy_in_range(table=table, user=user)
-        buy_in = {"min": low, "max": high}
     return {
         "type": "snapshot",
         "v": table.event_seq,
@@ -237,12 +314,13 @@ def table_snapshot(*, table: Table, user: User | None) -> dict[str, Any]:
             "blind_options": _blind_options(table=table, seats=seats, seat=mine),
         },
         "hand": hand_view,
-        # What this viewer may bring if they sit down (the no-ratholing rule included).
-        "buy_in": buy_in,
-        "chat": chat_recent(table=table, seats=seats, user=user),
+        # What this viewer may bring if they sit down (the no-ratholing rule included):
+        # a viewer without a seat's (`snapshot_for_viewer`).
+        "buy_in": None,
+        "chat": chat,
         # The players this viewer muted (their chat reaches them as "muted" only).
-        "muted": chat_muted(user=user),
-        "auto_top_up": auto_top_up_of(user=user),
+        "muted": [],
+        "auto_top_up": None,
     }
 
 
@@ -285,19 +363,32 @@ def chat_recent(*, table: Table, seats: list[Seat], user: User | None) -> list[d
     seated when it was written (as on the stream): sitting down must not uncover the
     lines written while one watched."""
     viewer = user.id if user is not None and user.is_authenticated else None
-    lines = ChatMessage.objects.filter(table=table).select_related("author").order_by("-id")
-    recent = list(lines[:CHAT_RECENT])[::-1]
-    if not recent:
+    lines = _chat_lines(table=table, seats=seats)
+    if not lines:
         return []
     muted = set(ChatMute.objects.filter(muter_id=viewer).values_list("muted_id", flat=True))
     return [
-        chat_sent(
-            line,
-            readers=None
-            if table.chat_for_spectators
-            else [s.player_id for s in seats if s.sat_down_at <= line.created_at],
-            muted_by=[viewer] if line.author_id in muted else [],
-        ).form_for(viewer)
+        (replace(line, muted_by=[viewer]) if author in muted else line).form_for(viewer)
+        for author, line in lines
+    ]
+
+
+def _chat_lines(*, table: Table, seats: list[Seat]) -> list[tuple[int, ChatSent]]:
+    """The table's last lines of chat, oldest first, with their readers and as muted by
+    no one, each with its author's user id."""
+    lines = ChatMessage.objects.filter(table=table).select_related("author").order_by("-id")
+    recent = list(lines[:CHAT_RECENT])[::-1]
+    return [
+        (
+            line.author_id,
+            chat_sent(
+                line,
+                readers=None
+                if table.chat_for_spectators
+                else [s.player_id for s in seats if s.sat_down_at <= line.created_at],
+                muted_by=[],
+            ),
+        )
         for line in recent
     ]
 

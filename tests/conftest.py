@@ -94,12 +94,13 @@ def channel_layer_per_test() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def viewer_limits_per_test(monkeypatch):
-    """Give each test fresh limits per viewer (tables/viewer_limits.py): the process's
-    counts its sockets and spends its tokens, which would otherwise carry into the next
-    test (a socket a test left open would hold a place for good). Returns them."""
+    """Give each test fresh limits per viewer (tables/viewer_limits.py), in a namespace of
+    its own in Redis: the room's counts its sockets and spends its tokens, which would
+    otherwise carry into the next test (a socket a test left open would hold a place
+    until its lease ended). Returns them."""
     from tables import viewer_limits
 
-    fresh = viewer_limits.ViewerLimits()
+    fresh = viewer_limits.ViewerLimits(namespace=f":test-{uuid.uuid4().hex[:12]}")
     monkeypatch.setattr(viewer_limits, "limits", fresh)
     return fresh
 

@@ -118,13 +118,15 @@ HTTP_QUEUE_TIMEOUT = float(env_str("HTTP_QUEUE_TIMEOUT", "30"))
 # is refused `table_busy` (tables/services/command.py); a command holds its lock for
 # milliseconds, so only a stuck holder is ever waited for this long.
 TABLE_LOCK_TIMEOUT_MS = int(env_str("TABLE_LOCK_TIMEOUT_MS", "5000"))
-# New seats are refused (`room_busy`) while a web process's database thread was occupied
-# for more than this share of the last few seconds (tables/capacity.py); with
-# SEATING_OPEN off, always (a process drained before a restart). Above the slow share, one
-# new seat is taken every SEATING_SLOW_INTERVAL seconds and the others are refused.
-SEATING_SLOW_OCCUPANCY = float(env_str("SEATING_SLOW_OCCUPANCY", "0.5"))
+# New seats are refused (`room_busy`) while a web process's database thread spent more
+# than this share of a core on the seated players' play over the last few seconds (its
+# CPU time: tables/capacity.py says why, and how the defaults were found on the two-core
+# development machine; raise both on a machine with cores to spare); with SEATING_OPEN
+# off, always (a process drained before a restart). Above the slow share, one new seat is
+# taken every SEATING_SLOW_INTERVAL seconds and the others are refused.
+SEATING_SLOW_CPU = float(env_str("SEATING_SLOW_CPU", "0.09"))
 SEATING_SLOW_INTERVAL = float(env_str("SEATING_SLOW_INTERVAL", "1"))
-SEATING_SHED_OCCUPANCY = float(env_str("SEATING_SHED_OCCUPANCY", "0.8"))
+SEATING_SHED_CPU = float(env_str("SEATING_SHED_CPU", "0.15"))
 SEATING_OPEN = env_bool("SEATING_OPEN", True)
 # Table sockets one viewer may hold open in a web process (tables/viewer_limits.py; each
 # process counts its own): a signed-in user, and a client address, which everyone behind

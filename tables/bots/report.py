@@ -198,9 +198,9 @@ class BotReport:
         )
         if self.connect_errors["closed_4429"]:
             lines.append(
-                "closed_4429: the room's limits per viewer, per web process (README, "
+                "closed_4429: the room's limits per viewer (README, "
                 '"Limits per viewer"): every bot connects from one address; start the room '
-                "with TABLE_SOCKETS_PER_ADDRESS above the bots a process serves"
+                "with TABLE_SOCKETS_PER_ADDRESS above the bots it serves"
             )
         lines.append(f"{'CPU':<24} {'seconds':>8} {'ms/dec':>8} {'procs':>8}")
         per = self.cpu_ms_per_decision()

@@ -12,7 +12,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from tests.chaos.harness import chaos_settings
 from tests.chaos.services_machine import ServicesMachine
-from tests.chaos.ws_machine import WebSocketMachine
+from tests.chaos.shedding_machine import SheddingWebSocketMachine
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -44,11 +44,12 @@ def _loop_close(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def _run_ws_machine(examples: int, steps: int) -> None:
+    # The machine of ws_machine.py with the room's load shedding live (shedding_machine.py).
     loop = asyncio.new_event_loop()
-    WebSocketMachine.loop = loop
+    SheddingWebSocketMachine.loop = loop
     try:
         run_state_machine_as_test(
-            WebSocketMachine, settings=chaos_settings(examples=examples, steps=steps)
+            SheddingWebSocketMachine, settings=chaos_settings(examples=examples, steps=steps)
         )
     finally:
         _loop_close(loop)

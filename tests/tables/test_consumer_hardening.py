@@ -361,10 +361,12 @@ async def test_a_fault_before_the_commit_changes_nothing_and_the_retry_is_carrie
 
 
 async def test_a_database_fault_while_connecting_closes_with_1013_not_1011(table, monkeypatch):
-    def down(self):
+    def down(*args):
         raise OperationalError("the database system is starting up")
 
+    # A seated player's snapshot is read whole, a spectator's from the table's cached form.
     monkeypatch.setattr(TableConsumer, "_snapshot", down)
+    monkeypatch.setattr(consumers, "public_snapshot_read", down)
     ws = communicator(None, table.id)
     assert await ws.connect() == (True, None)
     closed = await ws.receive_output(timeout=5)

@@ -28,16 +28,21 @@ async def test_the_most_urgent_hop_waiting_goes_first_then_first_come_first_serv
         tasks = []
         for name, urgency in (
             ("snapshot", Urgency.VIEW),
+            ("a viewer's mute", Urgency.OTHER),
             ("sit out", Urgency.TABLE),
             ("act", Urgency.CLOCK),
+            ("a newcomer's sit", Urgency.OTHER),
             ("leave", Urgency.TABLE),
             ("run twice", Urgency.CLOCK),
         ):
             tasks.append(asyncio.ensure_future(hop(order, urgency, name, ran)))
             await asyncio.sleep(0)
-        assert order.waiting == 5 and ran == []
+        assert order.waiting == 7 and ran == []
     await asyncio.gather(*tasks)
-    assert ran == ["act", "run twice", "sit out", "leave", "snapshot"]
+    # The seated players' play, then what viewers without a seat send, then snapshots.
+    assert ran == [
+        "act", "run twice", "sit out", "leave", "a viewer's mute", "a newcomer's sit", "snapshot"
+    ]  # fmt: skip
 
 
 async def test_at_most_depth_hops_are_handed_over_at_once():

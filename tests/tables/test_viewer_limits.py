@@ -3,12 +3,14 @@ or an address holds open, and one token bucket per viewer over all their sockets
 by connects and frames. Over a cap or out of tokens, a connect is closed 4429 and a frame
 is answered `rate_limited`; nothing else is done for either.
 
-The limiter alone on a clock the test moves, then the real consumer through Channels'
-communicator on the real PostgreSQL and Redis, as the neighbouring tests. Each test gets
-fresh limits (tests/conftest.py, `viewer_limits_per_test`).
+The limiter alone on the real Redis (two of them, with one namespace, are two web
+processes of one room), then the real consumer through Channels' communicator on the
+real PostgreSQL and Redis, as the neighbouring tests. Each test gets fresh limits, in a
+namespace of its own (tests/conftest.py, `viewer_limits_per_test`).
 """
 
 import asyncio
+import uuid
 
 import pytest
 from channels.db import database_sync_to_async as db
@@ -19,56 +21,56 @@ from django.test import Client, override_settings
 
 from poker_room.asgi import application
 from poker_room.routing import websocket_urlpatterns
-from tables import capacity, viewer_limits
-from tables.capacity import Occupancy, SeatAdmission
+from tables import capacity, consumers, viewer_limits
+from tables.capacity import PlayerPace, SeatAdmission, SeatedPlay
 from tables.consumers import CLOSE_TOO_MANY, TableConsumer
+from tables.hop_order import HopOrder
 from tables.models import Seat
-from tables.viewer_limits import SWEEP_FROM, SocketPlace, ViewerLimits
+from tables.viewer_limits import SocketPlace, ViewerLimits
 from tests.kit import TableFactory, UserFactory, funded_player, wallet
-from tests.tables.test_capacity import Clock, took
 from tests.tables.test_consumers import Client_
 
 HOME = "203.0.113.7"  # one address (a NAT, say)
 ELSEWHERE = "198.51.100.9"
 
 
-class Now:
-    """A clock that moves only when the test moves it."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def now() -> Now:
-    return Now()
-
-
-@pytest.fixture
-def limits(now, settings) -> ViewerLimits:
-    """Small caps and a bucket that refills 2 tokens a second, on the test's clock."""
+def limits(settings) -> ViewerLimits:
+    """Small caps and a bucket that never refills (exact counts on any machine), in a
+    namespace of the test's own in Redis."""
     settings.TABLE_SOCKETS_PER_USER = 2
     settings.TABLE_SOCKETS_PER_ADDRESS = 3
     settings.TABLE_VIEWER_BURST = 4
-    settings.TABLE_VIEWER_PER_SECOND = 2
-    return ViewerLimits(clock=now)
+    settings.TABLE_VIEWER_PER_SECOND = 0
+    return process_of(namespace())
 
 
-def connected(
+def namespace() -> str:
+    return f":test-{uuid.uuid4().hex[:12]}"
+
+
+def process_of(room: str) -> ViewerLimits:
+    """The limits of one web process of the room whose Redis keys are under `room`."""
+    return ViewerLimits(namespace=room)
+
+
+async def connected(
     limits: ViewerLimits, user_id: int | None = None, address: str = HOME, *, cookie: bool = False
 ) -> SocketPlace | None:
     """A socket's connect as the consumer makes it (a spectator's without `user_id`;
     `cookie`: carrying a session that names nobody): its place, None if refused."""
-    place = limits.socket_opens(address, maybe_signed_in=user_id is not None or cookie)
+    place = await limits.socket_opens(address, maybe_signed_in=user_id is not None or cookie)
     if place is None:
         return None
-    if not place.identify(user_id):
-        place.give_back()
+    if not await place.identify(user_id):
+        await place.release()
         return None
     return place
+
+
+async def frames(place: SocketPlace, count: int) -> list[bool]:
+    """`count` frames of the socket's viewer: which were let through."""
+    return [await place.take() for _ in range(count)]
 
 
 USER, ADDRESS = ("user", 1), ("address", HOME)
@@ -77,97 +79,202 @@ USER, ADDRESS = ("user", 1), ("address", HOME)
 # -- the limiter -------------------------------------------------------------------------
 
 
-def test_a_user_and_an_address_each_have_a_cap_and_a_user_counts_under_both(limits):
-    alice = [connected(limits, 1) for _ in range(3)]
+async def test_a_user_and_an_address_each_have_a_cap_and_a_user_counts_under_both(limits):
+    alice = [await connected(limits, 1) for _ in range(3)]
     assert [place is not None for place in alice] == [True, True, False]  # the user's cap
     assert limits.sockets(USER) == 2 and limits.sockets(ADDRESS) == 2  # refused: no place
-    assert connected(limits, 2) is not None  # bob, same address: its third place
-    assert connected(limits, 2) is None  # the address's cap, bob is under his own
-    assert connected(limits) is None
+    assert await limits.sockets_everywhere(USER) == 2
+    assert await connected(limits, 2) is not None  # bob, same address: its third place
+    assert await connected(limits, 2) is None  # the address's cap, bob is under his own
+    assert await connected(limits) is None
     assert limits.sockets(("user", 2)) == 1 and limits.sockets(ADDRESS) == 3
-    assert connected(limits, None, ELSEWHERE) is not None and connected(limits, 3, ELSEWHERE)
-    alice[0].give_back()  # closing one frees a place under both caps
-    assert limits.sockets(ADDRESS) == 2
-    assert connected(limits, 1) is not None
+    assert await connected(limits, None, ELSEWHERE) and await connected(limits, 3, ELSEWHERE)
+    await alice[0].release()  # closing one frees a place under both caps
+    assert limits.sockets(ADDRESS) == 2 and await limits.sockets_everywhere(ADDRESS) == 2
+    assert await connected(limits, 1) is not None
 
 
-def test_a_viewers_sockets_share_one_bucket_for_connects_and_frames(limits, now, settings):
+async def test_a_viewers_sockets_share_one_bucket_for_connects_and_frames(limits, settings):
     settings.TABLE_SOCKETS_PER_USER = 5
-    first, second = connected(limits, 1), connected(limits, 1)  # two tokens
-    assert [first.take(), second.take(), first.take()] == [True, True, False]
-    assert connected(limits, 1, ELSEWHERE) is None  # a connect needs a token too
-    assert connected(limits, 2).take()  # another user has a bucket of their own
-    now.now += 0.25  # half a token
-    assert not second.take()
-    now.now += 0.25
-    assert second.take() and not first.take()
-    now.now += 100  # refilled, up to the burst only
-    assert [first.take() for _ in range(5)] == [True] * 4 + [False]
+    first, second = await connected(limits, 1), await connected(limits, 1)  # two tokens
+    assert [await first.take(), await second.take(), await first.take()] == [True, True, False]
+    assert await connected(limits, 1, ELSEWHERE) is None  # a connect needs a token too
+    assert await (await connected(limits, 2)).take()  # another user has a bucket of their own
 
 
-def test_spectators_spend_their_address_bucket_and_players_their_own(limits, now):
-    one, two = connected(limits), connected(limits)  # two connects
-    assert [one.take(), two.take(), one.take()] == [True, True, False]
+async def test_a_bucket_refills_at_its_rate_up_to_its_burst(limits, settings):
+    settings.TABLE_VIEWER_PER_SECOND = 20
+    place = await connected(limits, 1)
+    assert await frames(place, 4) == [True, True, True, False]  # the connect took one
+    # Once dry, the process asks again when a lease's worth can be there (4, the burst).
+    await asyncio.sleep(4 / 20 + 0.05)
+    assert await frames(place, 4) == [True] * 4
+    while await place.take():  # what refilled meanwhile
+        pass
+    await asyncio.sleep(1.0)  # refilled, up to the burst only
+    passed = await frames(place, 10)
+    assert passed[:4] == [True] * 4 and passed.count(True) <= 4 + 1  # what came meanwhile
+
+
+async def test_spectators_spend_their_address_bucket_and_players_their_own(limits):
+    one, two = await connected(limits), await connected(limits)  # two connects
+    assert [await one.take(), await two.take(), await one.take()] == [True, True, False]
     assert one.viewer == two.viewer == ADDRESS
-    assert connected(limits) is None  # no token: refused before anything else
-    assert connected(limits, None, ELSEWHERE) is not None
-    now.now += 0.5
-    assert connected(limits, 1) is not None  # under the address's cap, a token left there
-    assert one.take()  # the player spent none of the address's
+    assert await connected(limits) is None  # no token: refused before anything else
+    assert await connected(limits, None, ELSEWHERE) is not None
+    assert await connected(limits, 1) is None  # the address holds no token for its read
 
 
-def test_sessions_that_name_nobody_cannot_buy_a_read_each_once_the_address_is_dry(limits):
+async def test_sessions_that_name_nobody_cannot_buy_a_read_each_once_the_address_is_dry(limits):
     # A cookie is read (one database hop) before it is known to name nobody; the
     # spectator it makes then pays the address's token. Once the address has none left,
     # any socket that may be signed in is refused before the read.
     for _ in range(2):
-        assert connected(limits, cookie=True).take()  # a connect and a frame each
-    assert connected(limits, cookie=True) is None
-    assert limits.socket_opens(HOME, maybe_signed_in=True) is None  # before the read
-    assert connected(limits, 1, ELSEWHERE) is not None
+        assert await (await connected(limits, cookie=True)).take()  # a connect and a frame
+    assert await connected(limits, cookie=True) is None
+    assert await limits.socket_opens(HOME, maybe_signed_in=True) is None  # before the read
+    assert await connected(limits, 1, ELSEWHERE) is not None
 
 
-def test_a_place_is_given_back_once_however_often_asked(limits):
-    kept, closed = connected(limits, 1), connected(limits, 1)
-    closed.give_back()
+async def test_a_place_is_given_back_once_however_often_asked(limits):
+    kept, closed = await connected(limits, 1), await connected(limits, 1)
+    await closed.release()
+    await closed.release()
     closed.give_back()
     assert limits.sockets(USER) == 1 and limits.sockets(ADDRESS) == 1
-    kept.give_back()
+    assert await limits.sockets_everywhere(USER) == 1
+    await kept.release()
     assert limits.sockets(USER) == 0 and limits.sockets(ADDRESS) == 0
+    assert await limits.sockets_everywhere(ADDRESS) == 0
     # Refused by the user's cap after its address's place was taken: that one back too.
-    assert connected(limits, 1) and connected(limits, 1)
-    place = limits.socket_opens(HOME, maybe_signed_in=True)
+    assert await connected(limits, 1) and await connected(limits, 1)
+    place = await limits.socket_opens(HOME, maybe_signed_in=True)
     assert limits.sockets(ADDRESS) == 3
-    assert not place.identify(1)
-    place.give_back()
-    assert limits.sockets(ADDRESS) == 2
+    assert not await place.identify(1)
+    await place.release()
+    assert limits.sockets(ADDRESS) == 2 and await limits.sockets_everywhere(ADDRESS) == 2
 
 
-def test_idle_viewers_are_forgotten_when_the_map_has_doubled(monkeypatch, now, settings):
+async def test_idle_viewers_are_forgotten_when_the_map_has_doubled(monkeypatch, settings):
     settings.TABLE_VIEWER_PER_SECOND = 20
     monkeypatch.setattr(viewer_limits, "SWEEP_FROM", 8)
-    limits = ViewerLimits(clock=now)
-    held = connected(limits, 1)  # a socket open: remembered whatever its bucket
+    limits = process_of(namespace())
+    held = await connected(limits, 1)  # a socket open: remembered
     for i in range(5):
-        connected(limits, None, f"10.0.0.{i}").give_back()  # gone, bucket one short
-    busy = connected(limits, None, "10.0.0.9")
-    assert all(busy.take() for _ in range(30))
-    busy.give_back()  # gone, 31 tokens short
+        await (await connected(limits, None, f"10.0.0.{i}")).release()  # gone
+    busy = await connected(limits, None, "10.0.0.9")
+    assert await busy.take()  # tokens leased and unspent: remembered
+    await busy.release()
     assert len(limits) == 8  # alice, HOME and the six addresses
-    now.now += 1.0  # full again, but for the busy one's (20 back of 31)
-    connected(limits, None, "10.0.1.1").give_back()  # the ninth: the map is swept first
-    # alice and HOME (her socket's), the busy address (forgotten, its spent tokens would
-    # come back), and the new one.
+    await (await connected(limits, None, "10.0.1.1")).release()  # the ninth: swept first
+    # alice and HOME (her socket's), the busy address (its lease), and the new one.
     assert len(limits) == 4
-    assert limits.sockets(USER) == 1 and held.take()
-    # Many passing viewers (twenty a second, each connects and is gone): the map stays
-    # bounded.
-    monkeypatch.setattr(viewer_limits, "SWEEP_FROM", SWEEP_FROM)
-    limits = ViewerLimits(clock=now)
-    for i in range(10_000):
-        connected(limits, None, f"10.1.{i // 256}.{i % 256}").give_back()
-        now.now += 0.05
-    assert len(limits) <= 2 * SWEEP_FROM
+    assert limits.sockets(USER) == 1 and await held.take()
+    # Many passing viewers: the map stays bounded.
+    monkeypatch.setattr(viewer_limits, "SWEEP_FROM", 64)
+    limits = process_of(namespace())
+    for i in range(1_000):
+        await (await connected(limits, None, f"10.1.{i // 256}.{i % 256}")).release()
+    assert len(limits) <= 2 * 64
+
+
+# -- over the room's processes -----------------------------------------------------------------
+
+
+async def test_a_viewers_caps_hold_over_all_the_rooms_processes(limits):
+    """Finding 8: two web processes each counted their own. Now a user's sockets and an
+    address's, wherever they are open, share one cap."""
+    other = process_of(limits.namespace)  # another web process
+    a = await connected(limits, 1)
+    b = await connected(other, 1)
+    assert a is not None and b is not None
+    assert await connected(limits, 1) is None and await connected(other, 1) is None
+    assert await other.sockets_everywhere(USER) == 2
+    assert await connected(other, 2) is not None  # the address's third place
+    assert await connected(limits, 3) is None  # its cap, over both processes
+    await a.release()  # closed on one process: a place on the other
+    assert await connected(other, 1) is not None
+
+
+async def test_a_viewers_bucket_holds_over_all_the_rooms_processes_leased_in_batches(
+    limits, settings, monkeypatch
+):
+    """Every frame spends a token of the one bucket in Redis, leased a few at a time:
+    over two processes the viewer gets exactly its burst (the rate is 0 here), and the
+    processes ask Redis far less often than once a frame."""
+    settings.TABLE_VIEWER_BURST = 12
+    other = process_of(limits.namespace)
+    asked = []
+    for process in (limits, other):
+        lease = process._lease
+
+        async def counted(viewer, lease=lease):
+            asked.append(viewer)
+            return await lease(viewer)
+
+        monkeypatch.setattr(process, "_lease", counted)
+    a, b = await connected(limits, 1), await connected(other, 1)  # two of the twelve
+    passed = 0
+    for _ in range(20):  # both keep sending, turn about
+        passed += await a.take() + await b.take()
+    assert passed == 10
+    assert len(asked) <= 2 * (10 // viewer_limits.LEASE_TOKENS + 2)
+    # An empty bucket is not asked again while no token can be there (a rate of 0: never).
+    asked.clear()
+    assert not await a.take() and not await b.take()
+    assert asked == []
+
+
+async def test_a_dead_processs_places_last_only_their_lease(limits, monkeypatch):
+    monkeypatch.setattr(viewer_limits, "LEASE", 0.3)
+    dead = process_of(limits.namespace)
+    assert await connected(dead, 1) and await connected(dead, 1)
+    dead._renewal.cancel()  # killed outright: nothing given back, nothing renewed
+    assert await connected(limits, 1) is None
+    await asyncio.sleep(0.5)  # past their lease
+    assert await connected(limits, 1) is not None
+
+
+async def test_a_live_process_renews_its_places_leases(limits, monkeypatch):
+    place = await connected(limits, 1)
+    key = limits._key(USER, "sockets")
+    client = limits._scripts().client
+    first = await client.zscore(key, place.member)
+    await asyncio.sleep(0.01)
+    await limits._renew_leases()
+    assert await client.zscore(key, place.member) > first
+    # One Redis lost (a restart): the renewal puts it back.
+    await client.delete(key)
+    await limits._renew_leases()
+    assert await limits.sockets_everywhere(USER) == 1
+    assert limits._renewal is not None  # the next one is due
+    await place.release()
+    assert limits._renewal is None  # none while nothing is held
+
+
+async def test_while_redis_is_away_each_process_counts_its_own(
+    limits, settings, private_redis, caplog, monkeypatch
+):
+    """An outage closes no socket: each process goes on with its own caps and buckets
+    (as before the limits were shared), says so in its log once, and counts in Redis
+    again once it is back."""
+    settings.REDIS_URL = private_redis.url
+    settings.TABLE_SOCKETS_PER_USER = 3
+    monkeypatch.setattr(viewer_limits, "RETRY_AFTER", 0.2)
+    other = process_of(limits.namespace)
+    here = [await connected(limits, 1), await connected(other, 1)]
+    private_redis.stop()
+    here += [await connected(limits, 1), await connected(limits, 1)]  # its own three
+    assert None not in here and await connected(limits, 1) is None
+    here.append(await connected(other, 1))  # and the other's
+    assert here[-1] is not None
+    warnings = [r.getMessage() for r in caplog.records if r.name == "tables.viewer_limits"]
+    assert len(warnings) == 2 and "Redis unavailable" in warnings[0]  # a line a process
+    private_redis.start()  # empty: the places it held are gone with it
+    await asyncio.sleep(0.3)
+    here.append(await connected(limits, 2))  # shared again
+    assert here[-1] is not None and await limits.sockets_everywhere(("user", 2)) == 1
+    await asyncio.gather(*(place.release() for place in here))
 
 
 # -- the table socket --------------------------------------------------------------------
@@ -282,16 +389,16 @@ async def test_caps_from_the_settings_are_honoured(table):
         await close_all([first, second])
 
 
-class Counting(Occupancy):
-    """The database thread's measure, counting the hops handed to it."""
+class Counting(HopOrder):
+    """The order of hops to the database thread, counting the hops that ask for a turn."""
 
     def __init__(self) -> None:
         super().__init__()
         self.hops = 0
 
-    def begin(self) -> float:
+    def turn(self, urgency):
         self.hops += 1
-        return super().begin()
+        return super().turn(urgency)
 
 
 def site_socket(table_id: int, session_key: str | None, address: str = HOME):
@@ -319,7 +426,7 @@ async def test_a_refused_connect_does_no_database_work(table, settings, monkeypa
     assert (await first.receive_json_from(timeout=5))["type"] == "snapshot"
     bobs = await logged_in(bob)
     thread = Counting()
-    monkeypatch.setattr(capacity, "database_thread", thread)
+    monkeypatch.setattr(capacity, "hop_order", thread)
     # Over the address's cap: refused before the session's user is read.
     refused = site_socket(table.id, bobs)
     assert await closed_with(refused) == CLOSE_TOO_MANY
@@ -346,7 +453,7 @@ async def test_sessions_that_name_nobody_are_read_until_the_address_is_out_of_to
     settings.TABLE_VIEWER_BURST = 2
     settings.TABLE_VIEWER_PER_SECOND = 0
     thread = Counting()
-    monkeypatch.setattr(capacity, "database_thread", thread)
+    monkeypatch.setattr(capacity, "hop_order", thread)
     watchers = []
     for _ in range(2):  # read, found anonymous: the address's token spent after the read
         ws = site_socket(table.id, "no-such-session-key")
@@ -363,18 +470,19 @@ async def test_sessions_that_name_nobody_are_read_until_the_address_is_out_of_to
 async def test_a_rate_limited_sit_does_not_take_the_seat_of_a_slowed_second(
     table, settings, monkeypatch
 ):
-    settings.SEATING_SHED_OCCUPANCY = 0.8
-    settings.SEATING_SLOW_OCCUPANCY = 0.5
+    settings.SEATING_SHED_CPU = 0.15
+    settings.SEATING_SLOW_CPU = 0.09
     settings.SEATING_SLOW_INTERVAL = 1.0
     settings.TABLE_VIEWER_BURST = 2  # a connect and one command each
     settings.TABLE_VIEWER_PER_SECOND = 0
-    clock = Clock()
-    monkeypatch.setattr(capacity, "database_thread", Occupancy(clock=clock))
-    monkeypatch.setattr(capacity, "seat_admission", SeatAdmission(clock=clock))
+    frozen = lambda: 1000.0  # noqa: E731 - the test's clock, standing still
+    monkeypatch.setattr(capacity, "seated_play", SeatedPlay(clock=frozen))
+    monkeypatch.setattr(capacity, "player_pace", PlayerPace(clock=frozen))
+    monkeypatch.setattr(capacity, "seat_admission", SeatAdmission(clock=frozen))
     alice, bob = await db(funded_player)(), await db(funded_player)()
     a, b = await opened(alice, table.id), await opened(bob, table.id)
     await still_open(a)  # alice's last token
-    took(clock, capacity.WINDOW * 0.6)  # filling up: one new seat this second
+    capacity.seated_play.add(0.12 * capacity.WINDOW)  # filling up: one new seat this second
     assert capacity.seating_now()[0] is capacity.Seating.SLOWED
     assert (await a.send("sit", seat=1, buy_in=10_000))["code"] == "rate_limited"
     assert (await b.send("sit", seat=2, buy_in=10_000))["type"] == "ack"  # the seat was free
@@ -414,10 +522,11 @@ async def test_nothing_sent_after_a_4429_or_a_1013_is_carried_out(table, setting
     assert not await db(Seat.objects.filter(table=table).exists)()
     await tab.ws.disconnect()
 
-    def down(self):
+    def down(*args):
         raise ConnectionError("Redis went away")
 
     monkeypatch.setattr(TableConsumer, "_snapshot", down)
+    monkeypatch.setattr(consumers, "public_snapshot_read", down)
     ws = communicator(alice, table.id)
     assert await ws.connect() == (True, None)
     await ws.send_json_to({"cmd": "sit", "seq": 1, "seat": 1, "buy_in": 10_000})
