@@ -7,9 +7,11 @@ snapshot read whole. Real PostgreSQL and Redis (the table's feed), through the c
 import asyncio
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async as db
+from django.utils import timezone
 
 from tables import consumers, events
 from tables.events import TableMessage
@@ -38,7 +40,9 @@ class Reads:
 
 @pytest.fixture
 def table(transactional_db):
-    return TableFactory(seats=6)
+    """A table no timer loop deals at (the suite's may run): only what a test does moves
+    it."""
+    return TableFactory(seats=6, next_hand_at=timezone.now() + timedelta(hours=1))
 
 
 def _chat_table() -> tuple[Table, list, object]:
